@@ -1,0 +1,284 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * softmq_ring.h - bounded lockless MPSC ring and the "ring has work" marking.
+ *
+ * This one header is compiled into the kernel module and into the userspace
+ * unit tests, stress tests, fuzzer and benchmark (tests/ring/), so what is
+ * tested is what runs.  Only the primitives section differs between the two.
+ *
+ * Roles
+ *   producer: any CPU, any number at once (softmq_enqueue, BH disabled; on
+ *             PREEMPT_RT several tasks on one CPU may be inside at once).
+ *   consumer: exactly one at a time (softmq_dequeue under qdisc seqlock).
+ *
+ * Ring state
+ *   tail  = (claimed << 1) | SOFTMQ_RING_IDLE.  Producers claim position
+ *           "claimed" with a cmpxchg that also clears IDLE; the consumer sets
+ *           IDLE with a cmpxchg only when nothing is claimed beyond head.
+ *   head  = next position the consumer will take; written by the consumer
+ *           only (release), read by producers only when they look full.
+ *   slot[pos & mask] = item, or NULL when free or claimed-but-unpublished.
+ *
+ * Who blocks whom: a producer stalled between its cmpxchg and its slot store
+ * leaves a NULL slot at the consumer's head; softmq_ring_pop() then returns
+ * NULL without waiting and the consumer moves on to other rings.  Only that
+ * ring's later items wait (FIFO), and the stalled producer's own qdisc_run
+ * after publishing picks them up.  Producers never wait for each other
+ * beyond a cmpxchg retry.
+ *
+ * The empty -> non-empty edge: the producer whose cmpxchg cleared IDLE gets
+ * SOFTMQ_PUSH_WOKE and must mark the ring active (softmq_active_set).  The
+ * consumer unmarks a drained ring with softmq_ring_retire(): clear the mark,
+ * then cmpxchg IDLE in; the cmpxchg is fully ordered, so a producer that sees
+ * IDLE re-marks after our clear.  No producer writes shared state on every
+ * packet except the ring it pushes to.
+ */
+#ifndef _SOFTMQ_RING_H
+#define _SOFTMQ_RING_H
+
+/* ---- primitives: kernel ------------------------------------------------- */
+#ifdef __KERNEL__
+#include <linux/atomic.h>
+#include <linux/bitops.h>
+#include <linux/cache.h>
+#include <linux/compiler.h>
+#include <linux/find.h>
+#include <linux/limits.h>
+#include <linux/types.h>
+
+typedef atomic_long_t smq_tail_t;
+
+#define SMQ_CACHELINE_ALIGNED		____cacheline_aligned_in_smp
+#define smq_tail_read(p)		atomic_long_read(p)
+#define smq_tail_set(p, v)		atomic_long_set(p, v)
+/* Fully ordered on success (atomic_t.txt); nothing is relied on on failure. */
+#define smq_tail_try_cmpxchg(p, oldp, new) atomic_long_try_cmpxchg(p, oldp, new)
+#define smq_load_acquire(p)		smp_load_acquire(p)
+#define smq_store_release(p, v)		smp_store_release(p, v)
+#define smq_read_once(x)		READ_ONCE(x)
+#define smq_write_once(x, v)		WRITE_ONCE(x, v)
+#define smq_set_bit(nr, map)		set_bit(nr, map)
+#define smq_clear_bit(nr, map)		clear_bit(nr, map)
+#define smq_find_next_bit(map, n, from)	find_next_bit(map, n, from)
+
+/* ---- primitives: userspace (C11/GCC atomics; TSan understands them) ----- */
+#else
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef long smq_tail_t;
+
+#ifndef BITS_PER_LONG
+#define BITS_PER_LONG			((int)(sizeof(long) * CHAR_BIT))
+#endif
+#define SMQ_CACHELINE_ALIGNED		__attribute__((aligned(64)))
+#define smq_tail_read(p)		__atomic_load_n(p, __ATOMIC_RELAXED)
+#define smq_tail_set(p, v)		__atomic_store_n(p, v, __ATOMIC_RELAXED)
+#define smq_tail_try_cmpxchg(p, oldp, new) \
+	__atomic_compare_exchange_n(p, oldp, new, false, \
+				    __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)
+#define smq_load_acquire(p)		__atomic_load_n(p, __ATOMIC_ACQUIRE)
+#define smq_store_release(p, v)		__atomic_store_n(p, v, __ATOMIC_RELEASE)
+#define smq_read_once(x)		__atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define smq_write_once(x, v)		__atomic_store_n(&(x), v, __ATOMIC_RELAXED)
+
+static inline void smq_set_bit(unsigned int nr, unsigned long *map)
+{
+	__atomic_fetch_or(&map[nr / BITS_PER_LONG],
+			  1UL << (nr % BITS_PER_LONG), __ATOMIC_RELAXED);
+}
+
+static inline void smq_clear_bit(unsigned int nr, unsigned long *map)
+{
+	__atomic_fetch_and(&map[nr / BITS_PER_LONG],
+			   ~(1UL << (nr % BITS_PER_LONG)), __ATOMIC_RELAXED);
+}
+
+static inline unsigned long smq_find_next_bit(const unsigned long *map,
+					      unsigned long n,
+					      unsigned long from)
+{
+	while (from < n) {
+		unsigned long w = __atomic_load_n(&map[from / BITS_PER_LONG],
+						  __ATOMIC_RELAXED);
+
+		w &= ~0UL << (from % BITS_PER_LONG);
+		if (w) {
+			from = (from & ~(unsigned long)(BITS_PER_LONG - 1)) +
+			       (unsigned long)__builtin_ctzl(w);
+			return from < n ? from : n;
+		}
+		from = (from | (BITS_PER_LONG - 1)) + 1;
+	}
+	return n;
+}
+#endif /* __KERNEL__ */
+
+/* ---- the ring ----------------------------------------------------------- */
+
+#define SOFTMQ_RING_IDLE	1L
+/* Positions live in tail's upper bits: compare them modulo this mask. */
+#define SOFTMQ_RING_POS_MASK	(ULONG_MAX >> 1)
+
+struct softmq_ring {
+	/* Producer line: written by every CPU that pushes to this ring. */
+	smq_tail_t	tail SMQ_CACHELINE_ALIGNED;
+	unsigned long	head_snap;	/* a recent head; spares producers a miss */
+	unsigned long	mask;		/* depth - 1, read-only after init */
+
+	/* Consumer line: written by the consumer only. */
+	unsigned long	head SMQ_CACHELINE_ALIGNED;
+	unsigned long	cmask;		/* copy of mask, keeps pops off the producer line */
+	long		credit;		/* consumer-private: softmq's DRR deficit */
+
+	void		*slot[] SMQ_CACHELINE_ALIGNED;
+};
+
+enum softmq_push {
+	SOFTMQ_PUSH_OK,		/* queued; the ring was already active */
+	SOFTMQ_PUSH_WOKE,	/* queued into an idle ring: caller marks it */
+	SOFTMQ_PUSH_FULL,	/* not queued: no free slot */
+};
+
+static inline size_t softmq_ring_bytes(unsigned int depth)
+{
+	return sizeof(struct softmq_ring) + (size_t)depth * sizeof(void *);
+}
+
+/*
+ * @depth must be a power of two.  Slots must already be zeroed (kzalloc).
+ * A new ring is idle and unmarked.
+ */
+static inline void softmq_ring_init(struct softmq_ring *r, unsigned int depth)
+{
+	smq_tail_set(&r->tail, SOFTMQ_RING_IDLE);
+	r->head_snap = 0;
+	r->mask = depth - 1;
+	r->head = 0;
+	r->cmask = depth - 1;
+	r->credit = 0;
+}
+
+static inline unsigned long softmq_ring_pos(long tail)
+{
+	return (unsigned long)tail >> 1;
+}
+
+/*
+ * Producer.  Safe from any number of contexts at once.  *retries counts lost
+ * cmpxchg races (contention on this ring).
+ */
+static inline enum softmq_push softmq_ring_push(struct softmq_ring *r,
+						void *item,
+						unsigned int *retries)
+{
+	long t = smq_tail_read(&r->tail);
+	unsigned long pos;
+
+	for (;;) {
+		pos = softmq_ring_pos(t);
+		/*
+		 * Acquire on head (and on head_snap, which only ever holds a
+		 * value some producer read with acquire) orders our later
+		 * slot store after the consumer's NULL store that freed it.
+		 */
+		if (((pos - smq_load_acquire(&r->head_snap)) &
+		     SOFTMQ_RING_POS_MASK) > r->mask) {
+			unsigned long h = smq_load_acquire(&r->head);
+
+			if (((pos - h) & SOFTMQ_RING_POS_MASK) > r->mask) {
+				long now = smq_tail_read(&r->tail);
+
+				/* A stale tail can make a ring look full. */
+				if (now != t) {
+					t = now;
+					continue;
+				}
+				return SOFTMQ_PUSH_FULL;
+			}
+			smq_store_release(&r->head_snap, h);
+		}
+		if (smq_tail_try_cmpxchg(&r->tail, &t,
+					 (long)(((pos + 1) & SOFTMQ_RING_POS_MASK) << 1)))
+			break;
+		(*retries)++;
+	}
+	/* Publish: pairs with the acquire in softmq_ring_pop/peek. */
+	smq_store_release(&r->slot[pos & r->mask], item);
+	return (t & SOFTMQ_RING_IDLE) ? SOFTMQ_PUSH_WOKE : SOFTMQ_PUSH_OK;
+}
+
+/* Consumer.  The next item, or NULL if the ring is empty or its head slot is
+ * claimed by a producer that has not published yet.
+ */
+static inline void *softmq_ring_peek(const struct softmq_ring *r)
+{
+	return smq_load_acquire(&r->slot[r->head & r->cmask]);
+}
+
+/* Consumer.  Takes the next item; NULL as for softmq_ring_peek(). */
+static inline void *softmq_ring_pop(struct softmq_ring *r)
+{
+	unsigned long h = r->head;
+	void **slot = &r->slot[h & r->cmask];
+	void *item = smq_load_acquire(slot);
+
+	if (!item)
+		return NULL;
+	smq_write_once(*slot, NULL);
+	/* Release: a producer that sees the new head also sees the NULL. */
+	smq_store_release(&r->head, (h + 1) & SOFTMQ_RING_POS_MASK);
+	return item;
+}
+
+/* Consumer.  Claimed positions not yet taken (includes unpublished ones). */
+static inline unsigned long softmq_ring_count(const struct softmq_ring *r)
+{
+	return (softmq_ring_pos(smq_tail_read(&r->tail)) - r->head) &
+	       SOFTMQ_RING_POS_MASK;
+}
+
+/* ---- active marking ------------------------------------------------------ */
+
+/* Producer, after SOFTMQ_PUSH_WOKE.  Ordered after the push by its cmpxchg. */
+static inline void softmq_active_set(unsigned long *map, unsigned int idx)
+{
+	smq_set_bit(idx, map);
+}
+
+/* Consumer.  First marked ring at or after @from, or @n if none. */
+static inline unsigned long softmq_active_next(const unsigned long *map,
+					       unsigned long n,
+					       unsigned long from)
+{
+	return smq_find_next_bit(map, n, from);
+}
+
+/*
+ * Consumer, after softmq_ring_pop() returned NULL on marked ring @idx.
+ * Returns true if the ring was empty and is now idle and unmarked: the next
+ * push gets SOFTMQ_PUSH_WOKE and marks it again.  Returns false if a producer
+ * holds a claimed slot (push in flight) or pushed since: the ring stays
+ * marked and that producer's own qdisc run will find its item.
+ */
+static inline bool softmq_ring_retire(struct softmq_ring *r,
+				      unsigned long *map, unsigned int idx)
+{
+	long t = smq_tail_read(&r->tail);
+
+	if (softmq_ring_pos(t) != r->head)
+		return false;
+	smq_clear_bit(idx, map);
+	/*
+	 * Fully ordered cmpxchg: the clear above is visible before IDLE is.
+	 * A producer whose cmpxchg returns our IDLE value sets the mark after
+	 * that, so the ring cannot end up holding items and unmarked.
+	 */
+	if (smq_tail_try_cmpxchg(&r->tail, &t, t | SOFTMQ_RING_IDLE))
+		return true;
+	smq_set_bit(idx, map);
+	return false;
+}
+
+#endif /* _SOFTMQ_RING_H */

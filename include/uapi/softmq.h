@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * softmq netlink interface: TCA_OPTIONS attributes and xstats.
+ *
+ * Shared by the kernel module (src/sch_softmq.c) and the tc plugin
+ * (tc-plugin/q_softmq.c).  Attribute numbers and the xstats layout are ABI:
+ * append only, never renumber or reorder.
+ */
+#ifndef _UAPI_SOFTMQ_H
+#define _UAPI_SOFTMQ_H
+
+#include <linux/types.h>
+
+enum {
+	TCA_SOFTMQ_UNSPEC,
+	TCA_SOFTMQ_FLOWS,	/* u32: rings per band in key flow mode, 2^n */
+	TCA_SOFTMQ_DEPTH,	/* u32: slots per ring, 2^n */
+	TCA_SOFTMQ_QUANTUM,	/* u32: DRR quantum in bytes */
+	TCA_SOFTMQ_BANDS,	/* u32: 1 or 3 (pfifo_fast priomap) */
+	TCA_SOFTMQ_KEY,		/* u32: enum softmq_key */
+	__TCA_SOFTMQ_MAX
+};
+
+#define TCA_SOFTMQ_MAX	(__TCA_SOFTMQ_MAX - 1)
+
+enum softmq_key {
+	SOFTMQ_KEY_FLOW,	/* ring chosen by flow hash: per-flow FIFO */
+	SOFTMQ_KEY_CPU,		/* ring chosen by enqueuing CPU: per-CPU FIFO */
+	__SOFTMQ_KEY_MAX
+};
+
+#define SOFTMQ_KEY_MAX	(__SOFTMQ_KEY_MAX - 1)
+
+/* Limits, enforced by the kernel's nla_policy and mirrored by tc. */
+#define SOFTMQ_FLOWS_MIN	1U
+#define SOFTMQ_FLOWS_MAX	65536U
+#define SOFTMQ_FLOWS_DEFAULT	1024U
+#define SOFTMQ_DEPTH_MIN	1U
+#define SOFTMQ_DEPTH_MAX	4096U
+#define SOFTMQ_DEPTH_DEFAULT	64U
+#define SOFTMQ_QUANTUM_MIN	64U
+#define SOFTMQ_QUANTUM_MAX	(1U << 20)
+#define SOFTMQ_BANDS_DEFAULT	3U
+/* Worst-case memory one instance may commit (all rings allocated). */
+#define SOFTMQ_MEM_CAP		(128U << 20)
+
+struct tc_softmq_xstats {
+	__u64	drops_ring_full;	/* target ring had no free slot */
+	__u64	drops_nomem;		/* ring allocation failed (GFP_ATOMIC) */
+	__u64	push_retries;		/* lost compare-and-swap races on a ring */
+	__u64	ring_wakeups;		/* empty -> non-empty ring transitions */
+	__u64	busy_skips;		/* dequeue passed a ring with a push in flight */
+	__u64	bypassed;		/* sent without queueing (TCQ_F_CAN_BYPASS) */
+	__u32	active_rings;		/* rings marked as holding packets */
+	__u32	allocated_rings;	/* rings allocated so far (lazily) */
+	__u32	ring_hiwat;		/* highest ring occupancy seen, packets */
+	__u32	draining;		/* 1 while an old geometry is still drained */
+	__u64	reconfigs;		/* geometry changes applied */
+};
+
+#endif /* _UAPI_SOFTMQ_H */
