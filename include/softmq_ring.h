@@ -46,14 +46,15 @@
 #include <linux/limits.h>
 #include <linux/types.h>
 
-typedef atomic_long_t smq_tail_t;
-
+#define smq_tail_t			atomic_long_t
 #define SMQ_CACHELINE_ALIGNED		____cacheline_aligned_in_smp
 #define smq_tail_read(p)		atomic_long_read(p)
 #define smq_tail_set(p, v)		atomic_long_set(p, v)
-/* Fully ordered on success (atomic_t.txt); nothing is relied on on failure. */
+/* Fully ordered when it succeeds (atomic_t.txt); failure orders nothing. */
 #define smq_tail_try_cmpxchg(p, oldp, new) atomic_long_try_cmpxchg(p, oldp, new)
+/* Acquire/release pairs: see the comments at each use below. */
 #define smq_load_acquire(p)		smp_load_acquire(p)
+/* Pairs with smq_load_acquire() at each use below. */
 #define smq_store_release(p, v)		smp_store_release(p, v)
 #define smq_read_once(x)		READ_ONCE(x)
 #define smq_write_once(x, v)		WRITE_ONCE(x, v)
@@ -67,12 +68,12 @@ typedef atomic_long_t smq_tail_t;
 #include <stdbool.h>
 #include <stddef.h>
 
-typedef long smq_tail_t;
+#define smq_tail_t			long
 
 #ifndef BITS_PER_LONG
 #define BITS_PER_LONG			((int)(sizeof(long) * CHAR_BIT))
 #endif
-#define SMQ_CACHELINE_ALIGNED		__attribute__((aligned(64)))
+#define SMQ_CACHELINE_ALIGNED		_Alignas(64)
 #define smq_tail_read(p)		__atomic_load_n(p, __ATOMIC_RELAXED)
 #define smq_tail_set(p, v)		__atomic_store_n(p, v, __ATOMIC_RELAXED)
 #define smq_tail_try_cmpxchg(p, oldp, new) \
@@ -123,16 +124,16 @@ static inline unsigned long smq_find_next_bit(const unsigned long *map,
 
 struct softmq_ring {
 	/* Producer line: written by every CPU that pushes to this ring. */
-	smq_tail_t	tail SMQ_CACHELINE_ALIGNED;
+	SMQ_CACHELINE_ALIGNED smq_tail_t tail;
 	unsigned long	head_snap;	/* a recent head; spares producers a miss */
 	unsigned long	mask;		/* depth - 1, read-only after init */
 
 	/* Consumer line: written by the consumer only. */
-	unsigned long	head SMQ_CACHELINE_ALIGNED;
+	SMQ_CACHELINE_ALIGNED unsigned long head;
 	unsigned long	cmask;		/* copy of mask, keeps pops off the producer line */
 	long		credit;		/* consumer-private: softmq's DRR deficit */
 
-	void		*slot[] SMQ_CACHELINE_ALIGNED;
+	SMQ_CACHELINE_ALIGNED void *slot[];
 };
 
 enum softmq_push {
@@ -214,7 +215,9 @@ static inline enum softmq_push softmq_ring_push(struct softmq_ring *r,
  */
 static inline void *softmq_ring_peek(const struct softmq_ring *r)
 {
-	return smq_load_acquire(&r->slot[r->head & r->cmask]);
+	void * const *slot = &r->slot[r->head & r->cmask];
+
+	return smq_load_acquire(slot);
 }
 
 /* Consumer.  Takes the next item; NULL as for softmq_ring_peek(). */

@@ -1,0 +1,901 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * net/sched/sch_softmq.c	Soft multiqueue: lockless per-flow rings.
+ *
+ * Every CPU enqueues without a lock shared by all CPUs: a packet is hashed
+ * to one of "flows" rings (or, with "key cpu", to the ring of the CPU that
+ * sends it) and pushed into that bounded lockless MPSC ring.  One consumer
+ * at a time (the qdisc seqlock) walks the rings that have work round robin,
+ * byte-fair by deficit round robin, inside up to three pfifo_fast-style
+ * priority bands.
+ *
+ * Concurrency (TCQ_F_NOLOCK):
+ *  - softmq_enqueue() runs on any number of CPUs at once, BH disabled, in
+ *    an RCU read-side section, without any qdisc lock.  It reads q->table,
+ *    pushes into one ring and touches only per-CPU counters, that ring, and
+ *    an "active" bit on the ring's empty -> non-empty edge.
+ *  - softmq_dequeue()/softmq_reset() are the consumer, serialized by
+ *    sch->seqlock (or the root lock when a classful parent cleared NOLOCK).
+ *  - softmq_change() holds RTNL; it excludes the consumer with the same lock
+ *    and producers with RCU: a new geometry is a new table published with
+ *    rcu_assign_pointer(); the old one is drained before the new one is
+ *    served, so a flow's packets never overtake each other across a change.
+ *
+ * The ring itself is include/softmq_ring.h, shared with the userspace tests.
+ */
+
+#include <linux/bitmap.h>
+#include <linux/hash.h>
+#include <linux/kernel.h>
+#include <linux/log2.h>
+#include <linux/module.h>
+#include <linux/netdevice.h>
+#include <linux/percpu.h>
+#include <linux/skbuff.h>
+#include <linux/slab.h>
+#include <linux/delay.h>
+#include <net/netlink.h>
+#include <net/pkt_sched.h>
+#include <net/sch_generic.h>
+
+#include <uapi/softmq.h>
+#include "softmq_compat.h"
+#include "softmq_ring.h"
+
+#define SOFTMQ_MAX_BANDS	3
+/* How long change() waits for a previous geometry to drain. */
+#define SOFTMQ_DRAIN_WAIT_MS	100
+
+struct softmq_config {
+	u32	flows;
+	u32	depth;
+	u32	quantum;
+	u32	bands;
+	u32	key;
+};
+
+/*
+ * One geometry: the rings and their active bitmaps.  Immutable after
+ * publication except for the ring pointers (filled in lazily by producers
+ * with cmpxchg), the active bits (set by producers, cleared by the consumer)
+ * and the consumer-only section.
+ */
+struct softmq_table {
+	u32			nr_rings;	/* per band */
+	u32			depth;
+	u32			bands;
+	u32			key;
+	u32			hash_seed;
+	atomic_t		allocated;	/* rings allocated so far */
+	unsigned long		*active[SOFTMQ_MAX_BANDS];
+	struct softmq_ring	**rings;	/* [band * nr_rings + idx] */
+
+	/* Consumer only, or change() with the consumer excluded. */
+	u32			cursor[SOFTMQ_MAX_BANDS] ____cacheline_aligned_in_smp;
+	/* Set by change() once no producer can reach this table. */
+	bool			retired;
+};
+
+struct softmq_cpu_stats {
+	u64	drops_ring_full;
+	u64	drops_nomem;
+	u64	push_retries;
+	u64	ring_wakeups;
+};
+
+struct softmq_sched_data {
+	/* Read by producers on every packet; written by init/change only. */
+	struct softmq_table __rcu	*table;
+	struct softmq_cpu_stats __percpu *cpu_stats;
+
+	/* Consumer state. */
+	struct softmq_table	*draining ____cacheline_aligned_in_smp;
+	struct softmq_table	*spent;		/* drained, freed by change/destroy */
+	u32			quantum;
+	u32			ring_hiwat;
+	u64			dequeued;
+	u64			busy_skips;
+
+	/* RTNL only. */
+	struct softmq_config	cfg;
+	u64			reconfigs;
+};
+
+/*
+ * q->table only changes in init/change/destroy, which hold RTNL and exclude
+ * the consumer; every caller of this helper is one of those, the consumer,
+ * or a dump under RTNL.
+ */
+static struct softmq_table *softmq_table_locked(struct softmq_sched_data *q)
+{
+	return rcu_dereference_protected(q->table, 1);
+}
+
+/* ---- data path ------------------------------------------------------------ */
+
+/* pfifo_fast's priomap (sch_default_prio2band is not exported before 6.5). */
+static const u8 softmq_prio2band[TC_PRIO_MAX + 1] = {
+	1, 2, 2, 2, 1, 2, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1
+};
+
+static unsigned int softmq_band(const struct softmq_table *t,
+				const struct sk_buff *skb)
+{
+	if (t->bands == 1)
+		return 0;
+	return softmq_prio2band[skb->priority & TC_PRIO_MAX];
+}
+
+static unsigned int softmq_ring_index(const struct softmq_table *t,
+				      struct sk_buff *skb)
+{
+	/* BH is off (or migration, on PREEMPT_RT): the CPU cannot change. */
+	if (t->key == SOFTMQ_KEY_CPU)
+		return smp_processor_id();
+	/*
+	 * The per-instance seed decorrelates instances: under mq, the device
+	 * may have picked this queue from the same hash.
+	 */
+	return reciprocal_scale(__hash_32(skb_get_hash(skb) ^ t->hash_seed),
+				t->nr_rings);
+}
+
+/*
+ * Rings are allocated on first use, so an instance costs only its pointer
+ * table until flows show up.  Racing producers both allocate; the cmpxchg
+ * (fully ordered, so the initialised ring is visible before the pointer)
+ * picks one and the loser frees its copy.
+ */
+static struct softmq_ring *softmq_ring_lookup(struct softmq_table *t,
+					      unsigned int slot)
+{
+	struct softmq_ring *ring = READ_ONCE(t->rings[slot]);
+	struct softmq_ring *old;
+
+	if (likely(ring))
+		return ring;
+
+	ring = kzalloc(softmq_ring_bytes(t->depth), GFP_ATOMIC | __GFP_NOWARN);
+	if (!ring)
+		return NULL;
+	softmq_ring_init(ring, t->depth);
+	old = cmpxchg(&t->rings[slot], NULL, ring);
+	if (old) {
+		kfree(ring);
+		return old;
+	}
+	atomic_inc(&t->allocated);
+	return ring;
+}
+
+static int softmq_drop(struct sk_buff *skb, struct Qdisc *sch,
+		       struct sk_buff **to_free)
+{
+	if (qdisc_is_percpu_stats(sch))
+		return qdisc_drop_cpu(skb, sch, to_free);
+	return qdisc_drop(skb, sch, to_free);
+}
+
+static int softmq_enqueue(struct sk_buff *skb, struct Qdisc *sch,
+			  struct sk_buff **to_free)
+{
+	struct softmq_sched_data *q = qdisc_priv(sch);
+	unsigned int pkt_len = qdisc_pkt_len(skb);
+	unsigned int band, idx, retries = 0;
+	struct softmq_ring *ring;
+	struct softmq_table *t;
+	enum softmq_push res;
+
+	/* BH-off is an RCU read-side section: change() waits for us. */
+	t = rcu_dereference_bh(q->table);
+	band = softmq_band(t, skb);
+	idx = softmq_ring_index(t, skb);
+
+	ring = softmq_ring_lookup(t, band * t->nr_rings + idx);
+	if (unlikely(!ring)) {
+		this_cpu_inc(q->cpu_stats->drops_nomem);
+		return softmq_drop(skb, sch, to_free);
+	}
+
+	res = softmq_ring_push(ring, skb, &retries);
+	if (unlikely(retries))
+		this_cpu_add(q->cpu_stats->push_retries, retries);
+	if (unlikely(res == SOFTMQ_PUSH_FULL)) {
+		this_cpu_inc(q->cpu_stats->drops_ring_full);
+		return softmq_drop(skb, sch, to_free);
+	}
+	/* From here on another CPU may have dequeued and freed skb. */
+	if (res == SOFTMQ_PUSH_WOKE) {
+		softmq_active_set(t->active[band], idx);
+		this_cpu_inc(q->cpu_stats->ring_wakeups);
+	}
+	qdisc_update_stats_at_enqueue(sch, pkt_len);
+	return NET_XMIT_SUCCESS;
+}
+
+static void softmq_note_occupancy(struct softmq_sched_data *q,
+				  const struct softmq_ring *ring)
+{
+	u32 n = softmq_ring_count(ring);
+
+	if (n > q->ring_hiwat)
+		WRITE_ONCE(q->ring_hiwat, n);
+}
+
+/*
+ * Deficit round robin over the marked rings of one band.  Returns NULL when
+ * the band is empty, or after a full lap that only met rings whose head slot
+ * a producer has claimed but not yet published (*busy is then set): waiting
+ * for such a producer could be long (IRQ, vCPU preemption, PREEMPT_RT), and
+ * it runs the qdisc itself once it has published.
+ */
+static struct sk_buff *softmq_band_dequeue(struct softmq_sched_data *q,
+					   struct softmq_table *t,
+					   unsigned int band, bool *busy)
+{
+	struct softmq_ring **rings = t->rings + band * t->nr_rings;
+	unsigned long *active = t->active[band];
+	unsigned long n = t->nr_rings;
+	unsigned long idx = t->cursor[band];
+	unsigned long first_busy = n;
+
+	for (;;) {
+		struct softmq_ring *ring;
+		struct sk_buff *skb;
+
+		idx = softmq_active_next(active, n, idx);
+		if (idx >= n) {
+			idx = softmq_active_next(active, n, 0);
+			if (idx >= n) {
+				t->cursor[band] = 0;
+				return NULL;
+			}
+		}
+		if (idx == first_busy) {
+			t->cursor[band] = idx;
+			return NULL;
+		}
+
+		ring = READ_ONCE(rings[idx]);
+		if (ring && ring->credit <= 0) {
+			ring->credit += READ_ONCE(q->quantum);
+			softmq_note_occupancy(q, ring);
+			first_busy = n;
+			idx++;
+			continue;
+		}
+
+		skb = ring ? softmq_ring_pop(ring) : NULL;
+		if (likely(skb)) {
+			ring->credit -= qdisc_pkt_len(skb);
+			t->cursor[band] = idx;
+			return skb;
+		}
+
+		if (ring && softmq_ring_retire(ring, active, idx)) {
+			/* Like a new flow in fq_codel: a full quantum next time. */
+			ring->credit = READ_ONCE(q->quantum);
+		} else {
+			/* Marked but its head is not published yet. */
+			*busy = true;
+			q->busy_skips++;
+			if (first_busy == n)
+				first_busy = idx;
+		}
+		idx++;
+	}
+}
+
+static struct sk_buff *softmq_table_dequeue(struct softmq_sched_data *q,
+					    struct softmq_table *t, bool *busy)
+{
+	struct sk_buff *skb;
+	unsigned int band;
+
+	for (band = 0; band < t->bands; band++) {
+		skb = softmq_band_dequeue(q, t, band, busy);
+		if (skb)
+			return skb;
+	}
+	return NULL;
+}
+
+/* Consumer, or any caller once no producer can reach @t. */
+static bool softmq_table_idle(const struct softmq_table *t)
+{
+	unsigned int band;
+
+	for (band = 0; band < t->bands; band++)
+		if (softmq_active_next(t->active[band], t->nr_rings, 0) <
+		    t->nr_rings)
+			return false;
+	return true;
+}
+
+static struct sk_buff *softmq_dequeue_tables(struct softmq_sched_data *q,
+					     bool *busy)
+{
+	struct softmq_table *old = q->draining;
+	struct sk_buff *skb;
+
+	if (unlikely(old)) {
+		/* Packets queued before a change leave before newer ones. */
+		skb = softmq_table_dequeue(q, old, busy);
+		if (skb)
+			return skb;
+		/*
+		 * Until change() has seen a grace period a producer may still
+		 * push into the old table, and serving the new one could let a
+		 * flow's later packet overtake that one.
+		 */
+		if (!READ_ONCE(old->retired) || !softmq_table_idle(old)) {
+			*busy = true;
+			return NULL;
+		}
+		q->draining = NULL;
+		q->spent = old;
+	}
+	return softmq_table_dequeue(q, softmq_table_locked(q), busy);
+}
+
+static struct sk_buff *softmq_dequeue(struct Qdisc *sch)
+{
+	struct softmq_sched_data *q = qdisc_priv(sch);
+	bool need_retry = true;
+	struct sk_buff *skb;
+	bool busy;
+
+retry:
+	busy = false;
+	skb = softmq_dequeue_tables(q, &busy);
+	if (likely(skb)) {
+		q->dequeued++;
+		qdisc_update_stats_at_dequeue(sch, skb);
+		return skb;
+	}
+
+	/*
+	 * NOLOCK contract: a producer whose qdisc_run_begin() lost the race
+	 * for the seqlock set MISSED after pushing.  Clear MISSED/DRAINING,
+	 * then look again: a push that raced with our scan is found now, or
+	 * its producer sets MISSED again and qdisc_run_end() reschedules us.
+	 */
+	if (need_retry && (READ_ONCE(sch->state) & QDISC_STATE_NON_EMPTY)) {
+		clear_bit(__QDISC_STATE_MISSED, &sch->state);
+		clear_bit(__QDISC_STATE_DRAINING, &sch->state);
+		/* Order the clears before the rescan's ring reads. */
+		smp_mb__after_atomic();
+		need_retry = false;
+		goto retry;
+	}
+
+	/*
+	 * Packets are queued that we cannot take yet (a push in flight, or an
+	 * old table not yet retired).  Their producer's own qdisc_run(), or
+	 * change(), runs us again; meanwhile DRAINING keeps
+	 * nolock_qdisc_is_empty() false, so the bypass path cannot send a
+	 * newer packet ahead of them, and without MISSED we do not spin.
+	 */
+	if (busy)
+		set_bit(__QDISC_STATE_DRAINING, &sch->state);
+	return NULL;
+}
+
+/*
+ * The head of the ring the next dequeue would start with.  With NOLOCK no
+ * core path peeks; a classful parent clears NOLOCK and uses
+ * qdisc_peek_dequeued() semantics through softmq_peek().
+ */
+static struct sk_buff *softmq_peek_table(struct softmq_table *t)
+{
+	unsigned int band;
+
+	for (band = 0; band < t->bands; band++) {
+		struct softmq_ring **rings = t->rings + band * t->nr_rings;
+		unsigned long n = t->nr_rings, idx = t->cursor[band];
+
+		for (idx = softmq_active_next(t->active[band], n, idx); idx < n;
+		     idx = softmq_active_next(t->active[band], n, idx + 1)) {
+			struct softmq_ring *ring = READ_ONCE(rings[idx]);
+			struct sk_buff *skb = ring ? softmq_ring_peek(ring) : NULL;
+
+			if (skb)
+				return skb;
+		}
+		for (idx = softmq_active_next(t->active[band], n, 0);
+		     idx < t->cursor[band];
+		     idx = softmq_active_next(t->active[band], n, idx + 1)) {
+			struct softmq_ring *ring = READ_ONCE(rings[idx]);
+			struct sk_buff *skb = ring ? softmq_ring_peek(ring) : NULL;
+
+			if (skb)
+				return skb;
+		}
+	}
+	return NULL;
+}
+
+static struct sk_buff *softmq_peek(struct Qdisc *sch)
+{
+	struct softmq_sched_data *q = qdisc_priv(sch);
+	struct sk_buff *skb = NULL;
+
+	/* A classful parent dequeues what it peeked: keep it in gso_skb. */
+	if (!(sch->flags & TCQ_F_NOLOCK))
+		return qdisc_peek_dequeued(sch);
+
+	if (q->draining)
+		skb = softmq_peek_table(q->draining);
+	if (!skb)
+		skb = softmq_peek_table(softmq_table_locked(q));
+	return skb;
+}
+
+/* ---- control path ---------------------------------------------------------- */
+
+static void softmq_table_purge(struct softmq_table *t)
+{
+	unsigned int i, n = t->bands * t->nr_rings;
+	struct sk_buff *skb;
+
+	for (i = 0; i < n; i++) {
+		struct softmq_ring *ring = t->rings[i];
+
+		if (!ring)
+			continue;
+		while ((skb = softmq_ring_pop(ring)) != NULL)
+			kfree_skb(skb);
+	}
+}
+
+static void softmq_table_free(struct softmq_table *t)
+{
+	unsigned int i;
+
+	if (!t)
+		return;
+	for (i = 0; i < t->bands * t->nr_rings; i++)
+		kfree(t->rings[i]);
+	kvfree(t);
+}
+
+static unsigned int softmq_nr_rings(const struct softmq_config *cfg)
+{
+	return cfg->key == SOFTMQ_KEY_CPU ? nr_cpu_ids : cfg->flows;
+}
+
+/* One allocation: header, ring pointers, then a cache-line aligned bitmap
+ * per band (producers set bits there, so keep them off the header).
+ */
+static size_t softmq_table_bytes(const struct softmq_config *cfg,
+				 size_t *bitmap_off, size_t *bitmap_bytes)
+{
+	size_t n = softmq_nr_rings(cfg);
+
+	*bitmap_off = ALIGN(sizeof(struct softmq_table) +
+			    cfg->bands * n * sizeof(struct softmq_ring *),
+			    SMP_CACHE_BYTES);
+	*bitmap_bytes = ALIGN(BITS_TO_LONGS(n) * sizeof(long), SMP_CACHE_BYTES);
+	return *bitmap_off + cfg->bands * *bitmap_bytes;
+}
+
+/* Worst case, every ring allocated; slab rounds up to at most a power of 2. */
+static u64 softmq_geometry_bytes(const struct softmq_config *cfg)
+{
+	size_t off, bytes, table = softmq_table_bytes(cfg, &off, &bytes);
+	u64 ring = roundup_pow_of_two(softmq_ring_bytes(cfg->depth));
+
+	return table + (u64)cfg->bands * softmq_nr_rings(cfg) * ring;
+}
+
+static struct softmq_table *softmq_table_alloc(const struct softmq_config *cfg)
+{
+	size_t bitmap_off, bitmap_bytes;
+	struct softmq_table *t;
+	unsigned int band;
+
+	t = kvzalloc(softmq_table_bytes(cfg, &bitmap_off, &bitmap_bytes),
+		     GFP_KERNEL);
+	if (!t)
+		return NULL;
+	t->nr_rings = softmq_nr_rings(cfg);
+	t->depth = cfg->depth;
+	t->bands = cfg->bands;
+	t->key = cfg->key;
+	t->hash_seed = get_random_u32();
+	t->rings = (struct softmq_ring **)(t + 1);
+	for (band = 0; band < cfg->bands; band++)
+		t->active[band] = (unsigned long *)((char *)t + bitmap_off +
+						    band * bitmap_bytes);
+	return t;
+}
+
+/* Not const: 6.1's struct nla_policy points to them without const. */
+static struct netlink_range_validation softmq_flows_range = {
+	.min = SOFTMQ_FLOWS_MIN,
+	.max = SOFTMQ_FLOWS_MAX,
+};
+
+static struct netlink_range_validation softmq_depth_range = {
+	.min = SOFTMQ_DEPTH_MIN,
+	.max = SOFTMQ_DEPTH_MAX,
+};
+
+static struct netlink_range_validation softmq_quantum_range = {
+	.min = SOFTMQ_QUANTUM_MIN,
+	.max = SOFTMQ_QUANTUM_MAX,
+};
+
+static const struct nla_policy softmq_policy[TCA_SOFTMQ_MAX + 1] = {
+	[TCA_SOFTMQ_FLOWS]	= NLA_POLICY_FULL_RANGE(NLA_U32, &softmq_flows_range),
+	[TCA_SOFTMQ_DEPTH]	= NLA_POLICY_FULL_RANGE(NLA_U32, &softmq_depth_range),
+	[TCA_SOFTMQ_QUANTUM]	= NLA_POLICY_FULL_RANGE(NLA_U32, &softmq_quantum_range),
+	[TCA_SOFTMQ_BANDS]	= NLA_POLICY_RANGE(NLA_U32, 1, SOFTMQ_MAX_BANDS),
+	[TCA_SOFTMQ_KEY]	= NLA_POLICY_MAX(NLA_U32, SOFTMQ_KEY_MAX),
+};
+
+/* Parse @opt over @cfg.  On error @cfg may be partly written: callers
+ * pass a copy and keep it only on success.
+ */
+static int softmq_parse(struct nlattr *opt, struct softmq_config *cfg,
+			struct netlink_ext_ack *extack)
+{
+	struct nlattr *tb[TCA_SOFTMQ_MAX + 1];
+	int err;
+
+	err = nla_parse_nested(tb, TCA_SOFTMQ_MAX, opt, softmq_policy, extack);
+	if (err < 0)
+		return err;
+
+	if (tb[TCA_SOFTMQ_FLOWS]) {
+		cfg->flows = nla_get_u32(tb[TCA_SOFTMQ_FLOWS]);
+		if (!is_power_of_2(cfg->flows)) {
+			NL_SET_ERR_MSG_ATTR(extack, tb[TCA_SOFTMQ_FLOWS],
+					    "softmq: flows must be a power of two");
+			return -EINVAL;
+		}
+	}
+	if (tb[TCA_SOFTMQ_DEPTH]) {
+		cfg->depth = nla_get_u32(tb[TCA_SOFTMQ_DEPTH]);
+		if (!is_power_of_2(cfg->depth)) {
+			NL_SET_ERR_MSG_ATTR(extack, tb[TCA_SOFTMQ_DEPTH],
+					    "softmq: depth must be a power of two");
+			return -EINVAL;
+		}
+	}
+	if (tb[TCA_SOFTMQ_QUANTUM])
+		cfg->quantum = nla_get_u32(tb[TCA_SOFTMQ_QUANTUM]);
+	if (tb[TCA_SOFTMQ_BANDS]) {
+		cfg->bands = nla_get_u32(tb[TCA_SOFTMQ_BANDS]);
+		if (cfg->bands != 1 && cfg->bands != SOFTMQ_MAX_BANDS) {
+			NL_SET_ERR_MSG_ATTR(extack, tb[TCA_SOFTMQ_BANDS],
+					    "softmq: bands must be 1 or 3");
+			return -EINVAL;
+		}
+	}
+	if (tb[TCA_SOFTMQ_KEY])
+		cfg->key = nla_get_u32(tb[TCA_SOFTMQ_KEY]);
+
+	if (softmq_geometry_bytes(cfg) > SOFTMQ_MEM_CAP) {
+		NL_SET_ERR_MSG_MOD(extack,
+				   "flows x depth x bands exceeds the 128 MiB memory cap");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static bool softmq_geometry_equal(const struct softmq_config *a,
+				  const struct softmq_config *b)
+{
+	return softmq_nr_rings(a) == softmq_nr_rings(b) &&
+	       a->depth == b->depth && a->bands == b->bands && a->key == b->key;
+}
+
+static void softmq_set_config(struct softmq_sched_data *q,
+			      const struct softmq_config *cfg)
+{
+	/* dump() may run without RTNL on newer kernels: publish each field. */
+	WRITE_ONCE(q->cfg.flows, cfg->flows);
+	WRITE_ONCE(q->cfg.depth, cfg->depth);
+	WRITE_ONCE(q->cfg.quantum, cfg->quantum);
+	WRITE_ONCE(q->cfg.bands, cfg->bands);
+	WRITE_ONCE(q->cfg.key, cfg->key);
+}
+
+/*
+ * The lock that serializes the consumer: the seqlock while NOLOCK, else the
+ * root lock a classful parent dequeues under (what sch_tree_lock() takes).
+ */
+static spinlock_t *softmq_consumer_lock(struct Qdisc *sch)
+{
+	if (sch->flags & TCQ_F_NOLOCK)
+		return &sch->seqlock;
+	return qdisc_root_sleeping_lock(sch);
+}
+
+/* Take a drained old table (or the one the consumer set aside) off @q. */
+static struct softmq_table *softmq_reap(struct Qdisc *sch)
+{
+	struct softmq_sched_data *q = qdisc_priv(sch);
+	spinlock_t *lock = softmq_consumer_lock(sch);
+	struct softmq_table *old;
+
+	spin_lock_bh(lock);
+	old = q->spent;
+	q->spent = NULL;
+	if (!old && q->draining && q->draining->retired &&
+	    softmq_table_idle(q->draining)) {
+		old = q->draining;
+		q->draining = NULL;
+	}
+	spin_unlock_bh(lock);
+	return old;
+}
+
+static bool softmq_draining(struct Qdisc *sch)
+{
+	struct softmq_sched_data *q = qdisc_priv(sch);
+	spinlock_t *lock = softmq_consumer_lock(sch);
+	bool draining;
+
+	spin_lock_bh(lock);
+	draining = q->draining;
+	spin_unlock_bh(lock);
+	return draining;
+}
+
+static int softmq_change(struct Qdisc *sch, struct nlattr *opt,
+			 struct netlink_ext_ack *extack)
+{
+	struct softmq_sched_data *q = qdisc_priv(sch);
+	spinlock_t *lock = softmq_consumer_lock(sch);
+	struct softmq_config cfg = q->cfg;
+	struct softmq_table *new, *old;
+	int waited, err;
+
+	err = softmq_parse(opt, &cfg, extack);
+	if (err)
+		return err;
+
+	if (softmq_geometry_equal(&q->cfg, &cfg)) {
+		/* Only the consumer reads quantum. */
+		WRITE_ONCE(q->quantum, cfg.quantum);
+		softmq_set_config(q, &cfg);
+		return 0;
+	}
+
+	/* One old geometry at a time; give the device a moment to drain it. */
+	for (waited = 0; ; waited += 20) {
+		softmq_table_free(softmq_reap(sch));
+		if (!softmq_draining(sch))
+			break;
+		if (waited >= SOFTMQ_DRAIN_WAIT_MS) {
+			NL_SET_ERR_MSG_MOD(extack,
+					   "previous reconfiguration is still draining, retry later");
+			return -EBUSY;
+		}
+		msleep(20);
+	}
+
+	new = softmq_table_alloc(&cfg);
+	if (!new) {
+		NL_SET_ERR_MSG_MOD(extack, "cannot allocate the new ring table");
+		return -ENOMEM;
+	}
+
+	spin_lock_bh(lock);
+	old = softmq_table_locked(q);
+	q->draining = old;
+	rcu_assign_pointer(q->table, new);
+	WRITE_ONCE(q->quantum, cfg.quantum);
+	spin_unlock_bh(lock);
+	softmq_set_config(q, &cfg);
+	WRITE_ONCE(q->reconfigs, q->reconfigs + 1);
+
+	/* After this no producer is inside @old: it can only shrink. */
+	synchronize_net();
+	WRITE_ONCE(old->retired, true);
+
+	softmq_table_free(softmq_reap(sch));
+	/*
+	 * A dequeue that ran while @old was not retired returned NULL with
+	 * DRAINING set; run the qdisc so packets in either table move on.
+	 */
+	if (netif_running(qdisc_dev(sch)))
+		__netif_schedule(qdisc_root(sch));
+	return 0;
+}
+
+static int softmq_init(struct Qdisc *sch, struct nlattr *opt,
+		       struct netlink_ext_ack *extack)
+{
+	struct softmq_sched_data *q = qdisc_priv(sch);
+	struct softmq_config cfg = {
+		.flows		= SOFTMQ_FLOWS_DEFAULT,
+		.depth		= SOFTMQ_DEPTH_DEFAULT,
+		.quantum	= clamp_t(u32, psched_mtu(qdisc_dev(sch)),
+					  SOFTMQ_QUANTUM_MIN, SOFTMQ_QUANTUM_MAX),
+		.bands		= SOFTMQ_BANDS_DEFAULT,
+		.key		= SOFTMQ_KEY_FLOW,
+	};
+	struct softmq_table *t;
+	int err;
+
+	if (opt) {
+		err = softmq_parse(opt, &cfg, extack);
+		if (err)
+			return err;
+	}
+
+	q->cpu_stats = alloc_percpu(struct softmq_cpu_stats);
+	if (!q->cpu_stats)
+		return -ENOMEM;
+
+	t = softmq_table_alloc(&cfg);
+	if (!t) {
+		NL_SET_ERR_MSG_MOD(extack, "cannot allocate the ring table");
+		return -ENOMEM;
+	}
+	t->retired = false;
+	RCU_INIT_POINTER(q->table, t);
+	q->quantum = cfg.quantum;
+	softmq_set_config(q, &cfg);
+
+	/* Safe: dequeue keeps MISSED/DRAINING honest (see softmq_dequeue). */
+	sch->flags |= TCQ_F_CAN_BYPASS;
+	return 0;
+}
+
+/*
+ * Consumer side only: other TX queues may still enqueue into a root shared
+ * by all of them, so packets pushed during the purge may stay queued.
+ */
+static void softmq_reset(struct Qdisc *sch)
+{
+	struct softmq_sched_data *q = qdisc_priv(sch);
+	struct softmq_table *t = softmq_table_locked(q);
+	int cpu;
+
+	/* Half-initialised after a failed init. */
+	if (!t)
+		return;
+	if (q->draining)
+		softmq_table_purge(q->draining);
+	softmq_table_purge(t);
+
+	if (qdisc_is_percpu_stats(sch)) {
+		for_each_possible_cpu(cpu) {
+			struct gnet_stats_queue *qs = per_cpu_ptr(sch->cpu_qstats, cpu);
+
+			qs->backlog = 0;
+			qs->qlen = 0;
+		}
+	} else {
+		sch->q.qlen = 0;
+		sch->qstats.backlog = 0;
+	}
+}
+
+/* Also runs after a failed init: free what exists, touch nothing else. */
+static void softmq_destroy(struct Qdisc *sch)
+{
+	struct softmq_sched_data *q = qdisc_priv(sch);
+	struct softmq_table *t = softmq_table_locked(q);
+
+	if (t)
+		softmq_table_purge(t);
+	softmq_table_free(t);
+	if (q->draining)
+		softmq_table_purge(q->draining);
+	softmq_table_free(q->draining);
+	softmq_table_free(q->spent);
+	free_percpu(q->cpu_stats);
+}
+
+static int softmq_dump(struct Qdisc *sch, struct sk_buff *skb)
+{
+	struct softmq_sched_data *q = qdisc_priv(sch);
+	struct nlattr *opts;
+
+	opts = nla_nest_start_noflag(skb, TCA_OPTIONS);
+	if (!opts)
+		return -EMSGSIZE;
+
+	if (nla_put_u32(skb, TCA_SOFTMQ_FLOWS, READ_ONCE(q->cfg.flows)) ||
+	    nla_put_u32(skb, TCA_SOFTMQ_DEPTH, READ_ONCE(q->cfg.depth)) ||
+	    nla_put_u32(skb, TCA_SOFTMQ_QUANTUM, READ_ONCE(q->cfg.quantum)) ||
+	    nla_put_u32(skb, TCA_SOFTMQ_BANDS, READ_ONCE(q->cfg.bands)) ||
+	    nla_put_u32(skb, TCA_SOFTMQ_KEY, READ_ONCE(q->cfg.key)))
+		goto nla_put_failure;
+
+	return nla_nest_end(skb, opts);
+
+nla_put_failure:
+	nla_nest_cancel(skb, opts);
+	return -EMSGSIZE;
+}
+
+static void softmq_table_stats(const struct softmq_table *t,
+			       struct tc_softmq_xstats *st)
+{
+	unsigned int band;
+
+	for (band = 0; band < t->bands; band++)
+		st->active_rings += bitmap_weight(t->active[band], t->nr_rings);
+	st->allocated_rings += atomic_read(&t->allocated);
+}
+
+static int softmq_dump_stats(struct Qdisc *sch, struct gnet_dump *d)
+{
+	struct softmq_sched_data *q = qdisc_priv(sch);
+	struct tc_softmq_xstats st = { 0 };
+	struct gnet_stats_basic_sync bstats;
+	struct softmq_table *draining;
+	u64 sent, dequeued;
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		const struct softmq_cpu_stats *cs = per_cpu_ptr(q->cpu_stats, cpu);
+
+		st.drops_ring_full += READ_ONCE(cs->drops_ring_full);
+		st.drops_nomem += READ_ONCE(cs->drops_nomem);
+		st.push_retries += READ_ONCE(cs->push_retries);
+		st.ring_wakeups += READ_ONCE(cs->ring_wakeups);
+	}
+
+	/* Tables are freed only under RTNL, which dump holds. */
+	softmq_table_stats(softmq_table_locked(q), &st);
+	draining = READ_ONCE(q->draining);
+	if (draining) {
+		softmq_table_stats(draining, &st);
+		st.draining = 1;
+	}
+	st.busy_skips = READ_ONCE(q->busy_skips);
+	st.ring_hiwat = READ_ONCE(q->ring_hiwat);
+	st.reconfigs = READ_ONCE(q->reconfigs);
+
+	/* Every packet the core counted that we never dequeued was bypassed. */
+	gnet_stats_basic_sync_init(&bstats);
+	gnet_stats_add_basic(&bstats, sch->cpu_bstats, &sch->bstats, false);
+	sent = u64_stats_read(&bstats.packets);
+	dequeued = READ_ONCE(q->dequeued);
+	st.bypassed = sent > dequeued ? sent - dequeued : 0;
+
+	return gnet_stats_copy_app(d, &st, sizeof(st));
+}
+
+static struct Qdisc_ops softmq_qdisc_ops __read_mostly = {
+	.id		= "softmq",
+	.priv_size	= sizeof(struct softmq_sched_data),
+	.enqueue	= softmq_enqueue,
+	.dequeue	= softmq_dequeue,
+	.peek		= softmq_peek,
+	.init		= softmq_init,
+	.reset		= softmq_reset,
+	.destroy	= softmq_destroy,
+	.change		= softmq_change,
+	.dump		= softmq_dump,
+	.dump_stats	= softmq_dump_stats,
+	.owner		= THIS_MODULE,
+	.static_flags	= TCQ_F_NOLOCK | TCQ_F_CPUSTATS,
+};
+MODULE_ALIAS_NET_SCH("softmq");
+
+static int __init softmq_module_init(void)
+{
+	return register_qdisc(&softmq_qdisc_ops);
+}
+
+static void __exit softmq_module_exit(void)
+{
+	unregister_qdisc(&softmq_qdisc_ops);
+}
+
+module_init(softmq_module_init);
+module_exit(softmq_module_exit);
+MODULE_AUTHOR("softmq developers");
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("Soft multiqueue: lockless per-flow rings with DRR dequeue");
+#ifdef SOFTMQ_VERSION
+MODULE_VERSION(SOFTMQ_VERSION);
+#endif
