@@ -1,0 +1,328 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * q_softmq.c - tc(8) support for the softmq qdisc.
+ *
+ *   tc qdisc { add | change | replace } dev DEV root softmq
+ *	[ flows NUMBER ] [ depth PACKETS ] [ quantum BYTES ]
+ *	[ bands 1|3 ] [ key flow|cpu ]
+ *
+ * Every argument is checked here, before tc talks to the kernel: a bad one
+ * gets a one-line message naming it, then the usage, and tc exits with 1.
+ * Only options given on the command line are sent; the kernel fills in
+ * defaults on add and keeps the current values on change.
+ *
+ * Built against tc_abi.h (no iproute2 headers needed); one binary serves
+ * iproute2 6.1 through 7.1.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tc_abi.h"
+#include "uapi/softmq.h"
+
+#define SOFTMQ_ATTR_MAXLEN	1024	/* room for TCA_OPTIONS, as tc's qdiscs */
+#define __unused		__attribute__((unused))
+
+static void explain(void)
+{
+	fprintf(stderr,
+		"Usage: ... softmq [ flows NUMBER ] [ depth PACKETS ] [ quantum BYTES ]\n"
+		"                  [ bands 1|3 ] [ key flow|cpu ]\n"
+		"  flows    rings per band (key flow), power of two %u..%u, default %u\n"
+		"  depth    packets per ring, power of two %u..%u, default %u\n"
+		"  quantum  bytes per ring per round, %u..%u (1514, 1.5k, 64k),\n"
+		"           default device MTU + link header\n"
+		"  bands    1, or 3 for pfifo_fast's priority bands, default %u\n"
+		"  key      flow: one ring per flow hash; cpu: one ring per CPU; default flow\n",
+		SOFTMQ_FLOWS_MIN, SOFTMQ_FLOWS_MAX, SOFTMQ_FLOWS_DEFAULT,
+		SOFTMQ_DEPTH_MIN, SOFTMQ_DEPTH_MAX, SOFTMQ_DEPTH_DEFAULT,
+		SOFTMQ_QUANTUM_MIN, SOFTMQ_QUANTUM_MAX, SOFTMQ_BANDS_DEFAULT);
+}
+
+/* Print the one-line error, then the usage; the caller returns -1. */
+#define bad(fmt, ...) do {						\
+		fprintf(stderr, "softmq: " fmt "\n", ##__VA_ARGS__);	\
+		explain();						\
+	} while (0)
+
+static const char *const opt_names[] = {
+	[TCA_SOFTMQ_FLOWS]	= "flows",
+	[TCA_SOFTMQ_DEPTH]	= "depth",
+	[TCA_SOFTMQ_QUANTUM]	= "quantum",
+	[TCA_SOFTMQ_BANDS]	= "bands",
+	[TCA_SOFTMQ_KEY]	= "key",
+};
+
+static const char *const key_names[] = {
+	[SOFTMQ_KEY_FLOW]	= "flow",
+	[SOFTMQ_KEY_CPU]	= "cpu",
+};
+
+static int opt_lookup(const char *word)
+{
+	int i;
+
+	for (i = TCA_SOFTMQ_UNSPEC + 1; i <= TCA_SOFTMQ_MAX; i++)
+		if (opt_names[i] && strcmp(word, opt_names[i]) == 0)
+			return i;
+	return -1;
+}
+
+static bool is_pow2(__u32 v)
+{
+	return v && !(v & (v - 1));
+}
+
+/*
+ * A decimal count: digits only (no sign, no spaces, no hex or octal), so
+ * "010" means ten and "-1" is refused rather than wrapped.
+ */
+static int parse_count(const char *name, const char *arg, __u32 min,
+		       __u32 max, bool pow2, __u32 *out)
+{
+	unsigned long long v = 0;
+	const char *p;
+
+	if (arg[0] == '-' && arg[1]) {
+		bad("%s \"%s\" is negative; expected %s%u..%u", name, arg,
+		    pow2 ? "a power of two " : "", min, max);
+		return -1;
+	}
+	if (!arg[0] || arg[strspn(arg, "0123456789")]) {
+		bad("%s \"%s\" is not a number; expected %s%u..%u", name, arg,
+		    pow2 ? "a power of two " : "", min, max);
+		return -1;
+	}
+	for (p = arg; *p; p++) {
+		v = v * 10 + (unsigned long long)(*p - '0');
+		if (v > max)
+			break;
+	}
+	if (v < min || v > max) {
+		bad("%s \"%s\" is out of range; expected %s%u..%u", name, arg,
+		    pow2 ? "a power of two " : "", min, max);
+		return -1;
+	}
+	if (pow2 && !is_pow2((__u32)v)) {
+		bad("%s \"%s\" is not a power of two; expected 1, 2, 4, ... %u",
+		    name, arg, max);
+		return -1;
+	}
+	*out = (__u32)v;
+	return 0;
+}
+
+static int parse_quantum(const char *arg, __u32 *out)
+{
+	unsigned int v;
+
+	if (arg[0] == '-') {
+		bad("quantum \"%s\" is negative; expected %u..%u bytes",
+		    arg, SOFTMQ_QUANTUM_MIN, SOFTMQ_QUANTUM_MAX);
+		return -1;
+	}
+	/*
+	 * tc's own size parser: 1514, 1514b, 1.5k, 64kb, 1m ...  Like every
+	 * tc size it drops a fraction of a byte ("100.5" is 100).
+	 */
+	if (!arg[0] || get_size(&v, arg)) {
+		bad("quantum \"%s\" is not a size in bytes (e.g. 1514, 1.5k) from %u to %u",
+		    arg, SOFTMQ_QUANTUM_MIN, SOFTMQ_QUANTUM_MAX);
+		return -1;
+	}
+	if (v < SOFTMQ_QUANTUM_MIN || v > SOFTMQ_QUANTUM_MAX) {
+		bad("quantum \"%s\" (%u bytes) is out of range; expected %u..%u bytes",
+		    arg, v, SOFTMQ_QUANTUM_MIN, SOFTMQ_QUANTUM_MAX);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+static int softmq_parse_opt(const struct qdisc_util *qu __unused, int argc,
+			    char **argv, struct nlmsghdr *n,
+			    const char *dev __unused)
+{
+	__u32 val[TCA_SOFTMQ_MAX + 1] = { 0 };
+	bool seen[TCA_SOFTMQ_MAX + 1] = { false };
+	struct rtattr *tail;
+	int i;
+
+	for (; argc > 0; argc--, argv++) {
+		const char *word = *argv, *arg;
+		int opt;
+
+		if (strcmp(word, "help") == 0) {
+			explain();
+			return -1;
+		}
+		opt = opt_lookup(word);
+		if (opt < 0) {
+			bad("unknown option \"%s\"", word);
+			return -1;
+		}
+		if (seen[opt]) {
+			bad("option \"%s\" is given more than once", word);
+			return -1;
+		}
+		if (argc < 2) {
+			bad("option \"%s\" needs a value", word);
+			return -1;
+		}
+		argc--;
+		arg = *++argv;
+
+		switch (opt) {
+		case TCA_SOFTMQ_FLOWS:
+			if (parse_count(word, arg, SOFTMQ_FLOWS_MIN,
+					SOFTMQ_FLOWS_MAX, true, &val[opt]))
+				return -1;
+			break;
+		case TCA_SOFTMQ_DEPTH:
+			if (parse_count(word, arg, SOFTMQ_DEPTH_MIN,
+					SOFTMQ_DEPTH_MAX, true, &val[opt]))
+				return -1;
+			break;
+		case TCA_SOFTMQ_QUANTUM:
+			if (parse_quantum(arg, &val[opt]))
+				return -1;
+			break;
+		case TCA_SOFTMQ_BANDS:
+			if (strcmp(arg, "1") == 0) {
+				val[opt] = 1;
+			} else if (strcmp(arg, "3") == 0) {
+				val[opt] = 3;
+			} else {
+				bad("bands \"%s\" is not 1 or 3", arg);
+				return -1;
+			}
+			break;
+		case TCA_SOFTMQ_KEY:
+			if (strcmp(arg, key_names[SOFTMQ_KEY_FLOW]) == 0) {
+				val[opt] = SOFTMQ_KEY_FLOW;
+			} else if (strcmp(arg, key_names[SOFTMQ_KEY_CPU]) == 0) {
+				val[opt] = SOFTMQ_KEY_CPU;
+			} else {
+				bad("key \"%s\" is not flow or cpu", arg);
+				return -1;
+			}
+			break;
+		}
+		seen[opt] = true;
+	}
+
+	tail = addattr_nest(n, SOFTMQ_ATTR_MAXLEN, TCA_OPTIONS);
+	if (!tail)
+		return -1;
+	for (i = TCA_SOFTMQ_UNSPEC + 1; i <= TCA_SOFTMQ_MAX; i++)
+		if (seen[i] && addattr_l(n, SOFTMQ_ATTR_MAXLEN, i, &val[i],
+					 sizeof(val[i])))
+			return -1;
+	addattr_nest_end(n, tail);
+	return 0;
+}
+
+/* Index a nested attribute block by type; later duplicates win. */
+static void parse_nested(struct rtattr *tb[], int max, struct rtattr *nest)
+{
+	struct rtattr *rta = RTA_DATA(nest);
+	int len = RTA_PAYLOAD(nest);
+
+	memset(tb, 0, sizeof(*tb) * (max + 1));
+	for (; RTA_OK(rta, len); rta = RTA_NEXT(rta, len)) {
+		unsigned short type = rta->rta_type & NLA_TYPE_MASK;
+
+		if (type <= max)
+			tb[type] = rta;
+	}
+}
+
+static bool get_u32_attr(struct rtattr *tb[], int type, __u32 *v)
+{
+	if (!tb[type] || RTA_PAYLOAD(tb[type]) < sizeof(__u32))
+		return false;
+	memcpy(v, RTA_DATA(tb[type]), sizeof(*v));
+	return true;
+}
+
+/* Options in the order of the synopsis: flows depth quantum bands key. */
+static int softmq_print_opt(const struct qdisc_util *qu __unused,
+			    FILE *f __unused, struct rtattr *opt)
+{
+	struct rtattr *tb[TCA_SOFTMQ_MAX + 1];
+	char buf[16];
+	__u32 v;
+
+	if (!opt)
+		return 0;
+	parse_nested(tb, TCA_SOFTMQ_MAX, opt);
+
+	if (get_u32_attr(tb, TCA_SOFTMQ_FLOWS, &v))
+		print_color_uint(PRINT_ANY, COLOR_NONE, "flows", "flows %u ", v);
+	if (get_u32_attr(tb, TCA_SOFTMQ_DEPTH, &v))
+		print_color_uint(PRINT_ANY, COLOR_NONE, "depth", "depth %u ", v);
+	if (get_u32_attr(tb, TCA_SOFTMQ_QUANTUM, &v))
+		print_color_uint(PRINT_ANY, COLOR_NONE, "quantum",
+				 "quantum %u ", v);
+	if (get_u32_attr(tb, TCA_SOFTMQ_BANDS, &v))
+		print_color_uint(PRINT_ANY, COLOR_NONE, "bands", "bands %u ", v);
+	if (get_u32_attr(tb, TCA_SOFTMQ_KEY, &v)) {
+		const char *name = buf;
+
+		if (v <= SOFTMQ_KEY_MAX)
+			name = key_names[v];
+		else
+			snprintf(buf, sizeof(buf), "%u", v);
+		print_color_string(PRINT_ANY, COLOR_NONE, "key", "key %s ", name);
+	}
+	return 0;
+}
+
+/*
+ * Every field is printed, always, so scripts see the same keys on every
+ * kernel.  A shorter block (a module built from an older header) reads as
+ * zeros past its end, as tc does for fq_codel; a longer one is cut.
+ */
+static int softmq_print_xstats(const struct qdisc_util *qu __unused,
+			       FILE *f __unused, struct rtattr *xstats)
+{
+	struct tc_softmq_xstats st;
+	size_t len;
+
+	if (!xstats)
+		return 0;
+	memset(&st, 0, sizeof(st));
+	len = RTA_PAYLOAD(xstats);
+	memcpy(&st, RTA_DATA(xstats), len < sizeof(st) ? len : sizeof(st));
+
+#define U64(field, fmt) \
+	print_color_u64(PRINT_ANY, COLOR_NONE, #field, fmt, st.field)
+#define U32(field, fmt) \
+	print_color_uint(PRINT_ANY, COLOR_NONE, #field, fmt, st.field)
+	U64(drops_ring_full,	"  drops_ring_full %" PRIu64);
+	U64(drops_nomem,	" drops_nomem %" PRIu64);
+	U64(push_retries,	" push_retries %" PRIu64);
+	U64(ring_wakeups,	" ring_wakeups %" PRIu64);
+	U64(busy_skips,		" busy_skips %" PRIu64);
+	U64(bypassed,		" bypassed %" PRIu64);
+	print_nl();
+	U32(active_rings,	"  active_rings %u");
+	U32(allocated_rings,	" allocated_rings %u");
+	U32(ring_hiwat,		" ring_hiwat %u");
+	U32(draining,		" draining %u");
+	U64(reconfigs,		" reconfigs %" PRIu64);
+#undef U64
+#undef U32
+	return 0;
+}
+
+/* Writable: tc links it into its list through ->next. */
+__attribute__((visibility("default")))
+struct qdisc_util softmq_qdisc_util = {
+	.id		= "softmq",
+	.parse_qopt	= softmq_parse_opt,
+	.print_qopt	= softmq_print_opt,
+	.print_xstats	= softmq_print_xstats,
+};

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * tc_abi.h - the small part of iproute2's tc plugin ABI that q_softmq.so uses.
+ *
+ * Debian ships no iproute2 development headers, so the plugin declares what
+ * it needs here.  Every declaration below was compared against the iproute2
+ * sources of v6.1.0 (Debian bookworm, 6.1.0-3), v6.15.0 (bookworm-backports,
+ * 6.15.0-1~bpo12+1) and v7.1.0; they are identical in all three except for
+ * the `const` that 6.9 added to the callbacks' first argument, which changes
+ * no calling convention or layout.
+ *
+ * Why this is stable:
+ *  - tc finds a plugin with dlopen("$TC_LIB_DIR/q_<kind>.so") and
+ *    dlsym("<kind>_qdisc_util"), and writes `next` into the struct it gets
+ *    (so the struct must be writable).  Out-of-tree plugins (and the
+ *    in-tree ones, which share the code path) depend on struct qdisc_util
+ *    keeping its field order; iproute2 has only ever appended to it
+ *    (has_block, the last field, was added in 5.9).
+ *  - Only plain exported functions of the tc binary are called (it is linked
+ *    with -Wl,-export-dynamic).  The print_uint()/print_u64()/print_string()
+ *    helpers are static inline wrappers in json_print.h, so the plugin calls
+ *    the exported print_color_*() functions they wrap.  Helpers whose
+ *    signatures changed between 6.1 and 6.15 (matches(), print_tm(),
+ *    print_tcstats2_attr()) and noreturn helpers that exit with status 255
+ *    (NEXT_ARG()/incomplete_command(), invarg(), duparg()) are not used.
+ *  - Netlink attributes are walked with the kernel's own RTA_* macros from
+ *    <linux/rtnetlink.h> instead of parse_rtattr_flags().
+ *
+ * `LD_BIND_NOW=1 tc ...` resolves every symbol below when tc loads the plugin;
+ * the tests in tests/ run both tc versions that way.
+ */
+#ifndef _SOFTMQ_TC_ABI_H
+#define _SOFTMQ_TC_ABI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <linux/types.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+
+/* tc/tc_util.h */
+struct qdisc_util {
+	struct qdisc_util *next;
+	const char *id;
+	int (*parse_qopt)(const struct qdisc_util *qu, int argc, char **argv,
+			  struct nlmsghdr *n, const char *dev);
+	int (*print_qopt)(const struct qdisc_util *qu, FILE *f,
+			  struct rtattr *opt);
+	int (*print_xstats)(const struct qdisc_util *qu, FILE *f,
+			    struct rtattr *xstats);
+	int (*parse_copt)(const struct qdisc_util *qu, int argc, char **argv,
+			  struct nlmsghdr *n, const char *dev);
+	int (*print_copt)(const struct qdisc_util *qu, FILE *f,
+			  struct rtattr *opt);
+	int (*has_block)(const struct qdisc_util *qu, struct rtattr *opt,
+			 __u32 block_idx, bool *p_has);
+};
+
+/* include/json_print.h */
+enum output_type {
+	PRINT_FP = 1,
+	PRINT_JSON = 2,
+	PRINT_ANY = 4,
+};
+
+/* include/color.h: only COLOR_NONE is used; its value is 6 in 6.1..7.1. */
+enum color_attr {
+	COLOR_IFNAME,
+	COLOR_MAC,
+	COLOR_INET,
+	COLOR_INET6,
+	COLOR_OPERSTATE_UP,
+	COLOR_OPERSTATE_DOWN,
+	COLOR_NONE
+};
+
+int print_color_uint(enum output_type t, enum color_attr color,
+		     const char *key, const char *fmt, unsigned int value);
+int print_color_u64(enum output_type t, enum color_attr color,
+		    const char *key, const char *fmt, uint64_t value);
+int print_color_string(enum output_type t, enum color_attr color,
+		       const char *key, const char *fmt, const char *value);
+void print_nl(void);
+
+/* include/utils.h: "1514", "1.5k", "64kb", "1m"... -> bytes; 0 on success */
+int get_size(unsigned int *size, const char *str);
+
+/* include/libnetlink.h */
+int addattr_l(struct nlmsghdr *n, int maxlen, int type, const void *data,
+	      int alen);
+struct rtattr *addattr_nest(struct nlmsghdr *n, int maxlen, int type);
+int addattr_nest_end(struct nlmsghdr *n, struct rtattr *nest);
+
+#endif /* _SOFTMQ_TC_ABI_H */

@@ -1,0 +1,509 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Host-side tests for q_softmq.so and tc-softmq.8 (`make -C tc-plugin check`).
+
+Needs no softmq module and changes nothing in the host's kernel:
+  * bad arguments: tc must exit 1 with our one-line error naming the argument
+    plus the usage, and send the kernel nothing at all (nlshim.so logs every
+    netlink message tc sends; the log must stay empty);
+  * good arguments: the attributes tc would send are read from the shim's log
+    while the shim, not the kernel, answers (NLSHIM_FAKE_ACK);
+  * printing: `tc [-s] [-j [-p]] qdisc show` is fed canned softmq dumps
+    (mkmsg.py) by the shim and its text and JSON are checked;
+  * the plugin's exported symbols; the man page lint.
+Every tc case runs with each tc binary found (Debian's 6.1 and the
+bookworm-backports 6.15; see find_tcs()) and LD_BIND_NOW=1.
+
+Environment: TC_OLD=/path/to/tc (default: tc on PATH), TC_NEW=/path/to/tc
+(default: searched under the repository's cache/), VERBOSE=1.
+Prints PASS/FAIL/SKIP lines and ends with "N passed, N failed, N skipped";
+exits 1 if anything failed.
+"""
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PLUGIN_DIR = os.path.dirname(HERE)
+ROOT = os.path.dirname(PLUGIN_DIR)
+OUT = os.path.join(PLUGIN_DIR, 'out')
+SHIM = os.path.join(OUT, 'nlshim.so')
+MAN = os.path.join(PLUGIN_DIR, 'tc-softmq.8')
+sys.dont_write_bytecode = True   # no __pycache__ in the source tree
+sys.path.insert(0, HERE)
+import mkmsg  # noqa: E402
+
+VERBOSE = os.environ.get('VERBOSE') == '1'
+counts = {'pass': 0, 'fail': 0, 'skip': 0}
+
+
+def result(ok, name, detail=''):
+    if ok:
+        counts['pass'] += 1
+        print('PASS ' + name)
+    else:
+        counts['fail'] += 1
+        print('FAIL ' + name)
+        for line in detail.rstrip().splitlines():
+            print('    | ' + line)
+    sys.stdout.flush()
+
+
+def skip(name, why, n=1):
+    counts['skip'] += n
+    print('SKIP %s (%s)' % (name, why))
+
+
+def tc_version(path):
+    try:
+        p = subprocess.run([path, '-V'], capture_output=True, text=True,
+                           timeout=10)
+    except OSError:
+        return None
+    m = re.search(r'iproute2-(\S+?),?\s', p.stdout + ' ')
+    return m.group(1) if m else None
+
+
+def find_tcs():
+    """[(label, path)] for the tc binaries to test, plus skipped labels."""
+    tcs, missing = [], []
+    old = os.environ.get('TC_OLD') or shutil.which('tc') or '/usr/sbin/tc'
+    v = tc_version(old) if os.access(old, os.X_OK) else None
+    if v:
+        tcs.append(('tc-' + v, old))
+    else:
+        missing.append(('tc (system)', 'no tc binary at %s' % old))
+    new = os.environ.get('TC_NEW')
+    if not new:
+        pats = ['cache/**/sbin/tc', 'cache/**/bin/tc']
+        for pat in pats:
+            for cand in sorted(glob.glob(os.path.join(ROOT, pat),
+                                         recursive=True)):
+                cv = tc_version(cand) if os.access(cand, os.X_OK) else None
+                if cv and cv.startswith('6.15'):
+                    new = cand
+                    break
+            if new:
+                break
+    if new:
+        nv = tc_version(new) if os.access(new, os.X_OK) else None
+        if nv and (not tcs or nv != tcs[0][0][3:]):
+            tcs.append(('tc-' + nv, new))
+        elif nv:
+            missing.append(('tc-6.15', 'TC_NEW=%s is the same version as '
+                            'the system tc' % new))
+        else:
+            missing.append(('tc-6.15', 'TC_NEW=%s does not run' % new))
+    else:
+        missing.append(('tc-6.15', 'no bookworm-backports tc 6.15 found: set '
+                        'TC_NEW=/path/to/tc or fetch it into cache/ (test bed)'))
+    return tcs, missing
+
+
+class Tc:
+    def __init__(self, label, path, tmp):
+        self.label, self.path, self.tmp = label, path, tmp
+        self.log = os.path.join(tmp, 'nl-%s.log' % label)
+
+    def run(self, args, fake_ack=False, dump=None):
+        env = dict(os.environ)
+        env.update(TC_LIB_DIR=PLUGIN_DIR, LD_BIND_NOW='1', LD_PRELOAD=SHIM,
+                   NLSHIM_LOG=self.log, LC_ALL='C')
+        env.pop('NLSHIM_FAKE_ACK', None)
+        env.pop('NLSHIM_DUMP', None)
+        if fake_ack:
+            env['NLSHIM_FAKE_ACK'] = '1'
+        if dump:
+            env['NLSHIM_DUMP'] = dump
+        if os.path.exists(self.log):
+            os.unlink(self.log)
+        p = subprocess.run([self.path] + args, capture_output=True, text=True,
+                           env=env, timeout=30)
+        sent = open(self.log).read() if os.path.exists(self.log) else ''
+        if VERBOSE:
+            print('    $ %s %s -> %d\n%s%s%s' % (self.label, ' '.join(args),
+                                              p.returncode, p.stdout,
+                                              p.stderr, sent))
+        return p.returncode, p.stdout, p.stderr, sent
+
+
+# ---- bad arguments: (words after "softmq", regex the first line must match)
+MISSING = r'softmq: option "%s" needs a value$'
+BAD_CASES = [
+    (['flows'], MISSING % 'flows'),
+    (['depth'], MISSING % 'depth'),
+    (['quantum'], MISSING % 'quantum'),
+    (['bands'], MISSING % 'bands'),
+    (['key'], MISSING % 'key'),
+    (['flows', '8', 'depth'], MISSING % 'depth'),
+    (['foo'], r'softmq: unknown option "foo"$'),
+    (['FLOWS', '8'], r'softmq: unknown option "FLOWS"$'),
+    (['flows', '8', 'limit', '100'], r'softmq: unknown option "limit"$'),
+    (['flows', '8', 'flows', '16'],
+     r'softmq: option "flows" is given more than once$'),
+    (['key', 'cpu', 'depth', '8', 'key', 'flow'],
+     r'softmq: option "key" is given more than once$'),
+    (['quantum', '1514', 'quantum', '1514'],
+     r'softmq: option "quantum" is given more than once$'),
+    (['flows', '-1'], r'softmq: flows "-1" is negative; expected a power of two 1\.\.65536$'),
+    (['flows', 'abc'], r'softmq: flows "abc" is not a number; .*1\.\.65536$'),
+    (['flows', ''], r'softmq: flows "" is not a number'),
+    (['flows', '0x10'], r'softmq: flows "0x10" is not a number'),
+    (['flows', '8k'], r'softmq: flows "8k" is not a number'),
+    (['flows', ' 8'], r'softmq: flows " 8" is not a number'),
+    (['flows', '+8'], r'softmq: flows "\+8" is not a number'),
+    (['flows', '0'], r'softmq: flows "0" is out of range; expected a power of two 1\.\.65536$'),
+    (['flows', '131072'], r'softmq: flows "131072" is out of range'),
+    (['flows', '4294967296'], r'softmq: flows "4294967296" is out of range'),
+    (['flows', '99999999999999999999999999'],
+     r'softmq: flows "9+" is out of range'),
+    (['flows', '1000'], r'softmq: flows "1000" is not a power of two; expected 1, 2, 4, \.\.\. 65536$'),
+    (['depth', '-64'], r'softmq: depth "-64" is negative; expected a power of two 1\.\.4096$'),
+    (['depth', '0'], r'softmq: depth "0" is out of range; expected a power of two 1\.\.4096$'),
+    (['depth', '8192'], r'softmq: depth "8192" is out of range'),
+    (['depth', '3'], r'softmq: depth "3" is not a power of two; expected 1, 2, 4, \.\.\. 4096$'),
+    (['depth', '1.5k'], r'softmq: depth "1\.5k" is not a number'),
+    (['quantum', '-1'], r'softmq: quantum "-1" is negative; expected 64\.\.1048576 bytes$'),
+    (['quantum', 'abc'], r'softmq: quantum "abc" is not a size in bytes .*64 to 1048576$'),
+    (['quantum', ''], r'softmq: quantum "" is not a size in bytes'),
+    (['quantum', '1514x'], r'softmq: quantum "1514x" is not a size in bytes'),
+    (['quantum', '5g'], r'softmq: quantum "5g" is not a size in bytes'),
+    (['quantum', '99999999999'],
+     r'softmq: quantum "99999999999" is not a size in bytes'),
+    (['quantum', '63'], r'softmq: quantum "63" \(63 bytes\) is out of range; expected 64\.\.1048576 bytes$'),
+    (['quantum', '0'], r'softmq: quantum "0" \(0 bytes\) is out of range'),
+    (['quantum', '2m'], r'softmq: quantum "2m" \(2097152 bytes\) is out of range'),
+    (['quantum', '1025k'], r'softmq: quantum "1025k" \(1049600 bytes\) is out of range'),
+    (['bands', '2'], r'softmq: bands "2" is not 1 or 3$'),
+    (['bands', '0'], r'softmq: bands "0" is not 1 or 3$'),
+    (['bands', '03'], r'softmq: bands "03" is not 1 or 3$'),
+    (['bands', 'three'], r'softmq: bands "three" is not 1 or 3$'),
+    (['key', 'hash'], r'softmq: key "hash" is not flow or cpu$'),
+    (['key', 'CPU'], r'softmq: key "CPU" is not flow or cpu$'),
+    (['key', ''], r'softmq: key "" is not flow or cpu$'),
+]
+
+# ---- good arguments: (words, the TCA_OPTIONS tc must send as "type:value")
+A = {n: mkmsg.ATTRS['TCA_SOFTMQ_' + n.upper()] for n in mkmsg.OPTS}
+
+
+def opts(**kv):
+    return ','.join('%d:%d' % (A[n], kv[n]) for n in mkmsg.OPTS if n in kv)
+
+
+GOOD_CASES = [
+    ([], opts()),
+    (['flows', '8'], opts(flows=8)),
+    (['flows', '1'], opts(flows=1)),
+    (['flows', '65536'], opts(flows=65536)),
+    (['flows', '016'], opts(flows=16)),          # decimal, not octal
+    (['depth', '1'], opts(depth=1)),
+    (['depth', '4096'], opts(depth=4096)),
+    (['quantum', '1514'], opts(quantum=1514)),
+    (['quantum', '1514b'], opts(quantum=1514)),
+    (['quantum', '1.5k'], opts(quantum=1536)),
+    (['quantum', '64kb'], opts(quantum=65536)),
+    (['quantum', '64'], opts(quantum=64)),
+    (['quantum', '1m'], opts(quantum=1048576)),
+    (['quantum', '1024k'], opts(quantum=1048576)),
+    (['quantum', '100.5'], opts(quantum=100)),   # tc sizes drop fractions
+    (['quantum', '0x100'], opts(quantum=256)),   # strtod reads hex
+    (['bands', '1'], opts(bands=1)),
+    (['bands', '3'], opts(bands=3)),
+    (['key', 'flow'], opts(key=0)),
+    (['key', 'cpu'], opts(key=1)),
+    (['key', 'cpu', 'bands', '1', 'quantum', '9000', 'depth', '256',
+      'flows', '4096'],
+     opts(flows=4096, depth=256, quantum=9000, bands=1, key=1)),
+]
+
+# The netlink flags tc sets per command (NLM_F_REQUEST|ACK|CREATE|EXCL|REPLACE)
+CMDS = [('add', 0x0605), ('change', 0x0005), ('replace', 0x0505)]
+
+
+def check_bad(tc):
+    for cmd in ('add', 'change', 'replace'):
+        cases = BAD_CASES if cmd == 'add' else BAD_CASES[::7]
+        for words, rx in cases:
+            name = '%s %s: %s softmq %s' % (tc.label, cmd, cmd,
+                                           ' '.join(repr(w) if not w or ' ' in w
+                                                    else w for w in words))
+            # FAKE_ACK: even a plugin bug cannot reach the kernel
+            rc, out, err, sent = tc.run(['qdisc', cmd, 'dev', 'lo', 'root',
+                                         'softmq'] + words, fake_ack=True)
+            lines = err.splitlines()
+            why = []
+            if rc != 1:
+                why.append('exit %d, expected 1' % rc)
+            if not lines or not re.match(rx, lines[0]):
+                why.append('first stderr line does not match %r' % rx)
+            if len(lines) < 2 or not lines[1].startswith('Usage: ... softmq'):
+                why.append('usage does not follow the error line')
+            if re.search(r'RTNETLINK|Error:|Unknown qdisc|Cannot find', err):
+                why.append('a kernel/tc error, not the plugin\'s')
+            if sent:
+                why.append('tc sent netlink messages:\n' + sent)
+            if out:
+                why.append('unexpected stdout')
+            result(not why, name, '\n'.join(why) + '\nstderr:\n' + err)
+
+
+def check_help(tc):
+    rc, out, err, sent = tc.run(['qdisc', 'add', 'dev', 'lo', 'root',
+                                 'softmq', 'help'], fake_ack=True)
+    why = []
+    if rc != 1:
+        why.append('exit %d, expected 1 (tc convention for help)' % rc)
+    if not err.startswith('Usage: ... softmq [ flows NUMBER ] [ depth PACKETS ]'
+                          ' [ quantum BYTES ]\n                  [ bands 1|3 ]'
+                          ' [ key flow|cpu ]\n'):
+        why.append('usage synopsis missing or wrong')
+    for word in ('flows', 'depth', 'quantum', 'bands', 'key', '65536', '4096',
+                 '1048576', 'MTU'):
+        if word not in err:
+            why.append('usage does not mention %s' % word)
+    if sent:
+        why.append('tc sent netlink messages:\n' + sent)
+    result(not why, '%s help prints the usage' % tc.label,
+           '\n'.join(why) + '\nstderr:\n' + err)
+    # help anywhere stops parsing, even after a bad value would have
+    rc, out, err, sent = tc.run(['qdisc', 'add', 'dev', 'lo', 'root',
+                                 'softmq', 'flows', '8', 'help'],
+                                fake_ack=True)
+    result(rc == 1 and err.startswith('Usage: ... softmq') and not sent,
+           '%s "flows 8 help" prints the usage' % tc.label, err + sent)
+
+
+def check_good(tc):
+    for cmd, flags in CMDS:
+        cases = GOOD_CASES if cmd == 'add' else GOOD_CASES[-1:]
+        for words, want in cases:
+            name = '%s %s: %s softmq %s -> [%s]' % (tc.label, cmd, cmd,
+                                                   ' '.join(words), want)
+            rc, out, err, sent = tc.run(['qdisc', cmd, 'dev', 'lo', 'root',
+                                         'softmq'] + words, fake_ack=True)
+            msgs = [line for line in sent.splitlines()
+                    if line.startswith('send type=36 ')]
+            why = []
+            if rc != 0:
+                why.append('exit %d, expected 0' % rc)
+            if len(msgs) != 1:
+                why.append('expected one RTM_NEWQDISC, got:\n' + sent)
+            else:
+                m = re.match(r'send type=36 flags=0x([0-9a-f]+) parent=0x'
+                             r'ffffffff kind=softmq opts=(\S*)$', msgs[0])
+                if not m:
+                    why.append('unexpected message: ' + msgs[0])
+                else:
+                    if int(m.group(1), 16) != flags:
+                        why.append('flags 0x%s, expected 0x%04x' %
+                                   (m.group(1), flags))
+                    if m.group(2) != want:
+                        why.append('options [%s], expected [%s]' %
+                                   (m.group(2), want))
+            if err:
+                why.append('stderr: ' + err)
+            result(not why, name, '\n'.join(why))
+
+
+def expected_text(e, stats):
+    o = e['opts']
+    key = o['key'] if isinstance(o['key'], str) else str(o['key'])
+    lines = ['qdisc softmq %s dev lo root refcnt 2 flows %d depth %d '
+             'quantum %d bands %d key %s' % (e['handle'], o['flows'],
+                                            o['depth'], o['quantum'],
+                                            o['bands'], key)]
+    if stats:
+        x = e['xstats']
+        names = [n for _, n in mkmsg.XFIELDS]
+        lines.append('  ' + ' '.join('%s %d' % (n, x[n]) for n in names[:6]))
+        lines.append('  ' + ' '.join('%s %d' % (n, x[n]) for n in names[6:]))
+    return lines
+
+
+def check_print(tc, dump):
+    names = [n for _, n in mkmsg.XFIELDS]
+    for stats in (False, True):
+        args = (['-s'] if stats else []) + ['qdisc', 'show']
+        rc, out, err, sent = tc.run(args, dump=dump)
+        text = [line.rstrip() for line in out.splitlines()]
+        why = [] if rc == 0 and not err else ['exit %d stderr %s' % (rc, err)]
+        for e in mkmsg.EXPECT:
+            want = expected_text(e, stats)
+            try:
+                i = text.index(want[0])
+            except ValueError:
+                why.append('missing line: ' + want[0])
+                continue
+            if stats:
+                # the tc core prints Sent/backlog lines between options and xstats
+                got = text[i + 1:i + 6]
+                for w in want[1:]:
+                    if w not in got:
+                        why.append('missing xstats line: ' + w)
+            elif any('drops_ring_full' in t for t in text):
+                why.append('xstats printed without -s')
+        result(not why, '%s tc %s prints options%s in synopsis order' %
+               (tc.label, ' '.join(args), ' and xstats' if stats else ''),
+               '\n'.join(why) + '\nstdout:\n' + out)
+
+    for flags in (['-j'], ['-j', '-s'], ['-j', '-p', '-s'], ['-p', '-j']):
+        stats = '-s' in flags
+        rc, out, err, sent = tc.run(flags + ['qdisc', 'show'], dump=dump)
+        why = [] if rc == 0 and not err else ['exit %d stderr %s' % (rc, err)]
+        try:
+            data = json.loads(out)
+        except ValueError as ex:
+            result(False, '%s tc %s qdisc show is valid JSON' %
+                   (tc.label, ' '.join(flags)), '%s\n%s' % (ex, out))
+            continue
+        keysets = set()
+        for e in mkmsg.EXPECT:
+            q = [d for d in data if d.get('handle') == e['handle']]
+            if len(q) != 1:
+                why.append('qdisc %s not found once' % e['handle'])
+                continue
+            q = q[0]
+            if q.get('kind') != 'softmq':
+                why.append('kind %r' % q.get('kind'))
+            o = q.get('options', {})
+            if list(o) != mkmsg.OPTS:
+                why.append('options keys %s, expected %s in that order' %
+                           (list(o), mkmsg.OPTS))
+            for k in mkmsg.OPTS:
+                v = e['opts'][k]
+                want = v if k != 'key' else (v if isinstance(v, str)
+                                             else str(v))
+                if o.get(k) != want or type(o.get(k)) is not type(want):
+                    why.append('options.%s = %r, expected %r' %
+                               (k, o.get(k), want))
+            present = [n for n in names if n in q]
+            keysets.add(tuple(present))
+            if stats:
+                if present != names:
+                    why.append('xstats keys %s, expected %s' % (present, names))
+                for n in names:
+                    if q.get(n) != e['xstats'][n]:
+                        why.append('%s = %r, expected %r' %
+                                   (n, q.get(n), e['xstats'][n]))
+            elif present:
+                why.append('xstats printed without -s: %s' % present)
+        if len(keysets) > 1:
+            why.append('different xstats keys between qdiscs: %s' % keysets)
+        result(not why, '%s tc %s qdisc show: valid JSON, same keys, right '
+               'values' % (tc.label, ' '.join(flags)),
+               '\n'.join(why) + '\nstdout:\n' + out)
+
+
+def check_exports():
+    so = os.path.join(PLUGIN_DIR, 'q_softmq.so')
+    try:
+        p = subprocess.run(['nm', '-D', '--defined-only', so],
+                           capture_output=True, text=True)
+    except OSError:
+        skip('plugin exports', 'nm not found')
+        return
+    syms = [line.split() for line in p.stdout.splitlines() if line.strip()]
+    defined = {s[-1]: s[-2] for s in syms if len(s) >= 2}
+    ok = defined.get('softmq_qdisc_util') in ('D', 'B') and len(defined) == 1
+    result(ok, 'q_softmq.so exports only a writable softmq_qdisc_util',
+           p.stdout)
+
+
+def check_man():
+    if not os.path.exists(MAN):
+        result(False, 'man page exists', MAN)
+        return
+    if shutil.which('groff'):
+        p = subprocess.run(['groff', '-man', '-ww', '-z', MAN],
+                           capture_output=True, text=True,
+                           env=dict(os.environ, LC_ALL='C'))
+        result(p.returncode == 0 and not p.stderr.strip(),
+               'man page: groff -man -ww -z is silent', p.stderr)
+    else:
+        skip('man page: groff -man -ww -z', 'groff not installed')
+    if shutil.which('mandoc'):
+        p = subprocess.run(['mandoc', '-T', 'lint', '-W', 'warning', MAN],
+                           capture_output=True, text=True)
+        result(p.returncode == 0 and not (p.stdout + p.stderr).strip(),
+               'man page: mandoc -T lint -W warning is silent',
+               p.stdout + p.stderr)
+    else:
+        skip('man page: mandoc -T lint', 'mandoc not installed')
+    text = open(MAN).read()
+    missing = [s for s in ('NAME', 'SYNOPSIS', 'DESCRIPTION', 'PARAMETERS',
+                           'EXAMPLES', 'STATISTICS', 'SEE ALSO')
+               if not re.search(r'^\.SH "?%s"?\s*$' % s, text, re.M)]
+    missing += [n for _, n in mkmsg.XFIELDS if n not in text]
+    result(not missing, 'man page has every section and explains every xstat',
+           'missing: %s' % missing)
+
+
+def check_install(tcs):
+    """make install/uninstall with DESTDIR; the dir must be the one tc uses."""
+    dest = tempfile.mkdtemp(prefix='softmq-destdir-')
+    p = subprocess.run(['make', '-s', '-C', PLUGIN_DIR, 'install',
+                        'DESTDIR=' + dest], capture_output=True, text=True)
+    found = sorted(os.path.relpath(os.path.join(d, f), dest)
+                   for d, _, fs in os.walk(dest) for f in fs)
+    libs = [f for f in found if f.endswith('/tc/q_softmq.so')]
+    ok = (p.returncode == 0 and len(found) == 2 and len(libs) == 1 and
+          'usr/share/man/man8/tc-softmq.8' in found)
+    result(ok, 'make install DESTDIR=... installs q_softmq.so and '
+           'tc-softmq.8', p.stdout + p.stderr + '\n'.join(found))
+    if libs:
+        libdir = '/' + os.path.dirname(libs[0])
+        for label, path in tcs:
+            blob = open(path, 'rb').read()
+            dirs = set(m.decode() for m in
+                       re.findall(rb'/usr/lib/[\w.-]*/?tc/?(?=\0)', blob))
+            result(libdir in dirs or libdir + '/' in dirs,
+                   '%s looks for plugins in %s (where make install puts '
+                   'q_softmq.so)' % (label, libdir), 'tc has: %s' % dirs)
+    p = subprocess.run(['make', '-s', '-C', PLUGIN_DIR, 'uninstall',
+                        'DESTDIR=' + dest], capture_output=True, text=True)
+    left = [os.path.join(d, f) for d, _, fs in os.walk(dest) for f in fs]
+    result(p.returncode == 0 and not left,
+           'make uninstall DESTDIR=... removes both', p.stderr + str(left))
+    shutil.rmtree(dest, ignore_errors=True)
+
+
+def main():
+    if not os.path.exists(SHIM):
+        print('FAIL nlshim.so not built (%s)' % SHIM)
+        print('0 passed, 1 failed')
+        return 1
+    tmp = tempfile.mkdtemp(prefix='softmq-tc-')
+    dump = os.path.join(tmp, 'dump.bin')
+    ifindex = int(open('/sys/class/net/lo/ifindex').read())
+    with open(dump, 'wb') as f:
+        f.write(mkmsg.build(ifindex))
+
+    check_exports()
+    check_man()
+    tcs, missing = find_tcs()
+    per_tc = (len(BAD_CASES) + 2 * len(BAD_CASES[::7]) + 2 +
+              len(GOOD_CASES) + 2 + 2 + 4)
+    check_install(tcs)
+    for label, why in missing:
+        skip('%s: all %d tc cases' % (label, per_tc), why, per_tc)
+    for label, path in tcs:
+        print('# %s = %s' % (label, path))
+        tc = Tc(label, path, tmp)
+        check_help(tc)
+        check_bad(tc)
+        check_good(tc)
+        check_print(tc, dump)
+    shutil.rmtree(tmp, ignore_errors=True)
+    print('%d passed, %d failed, %d skipped' %
+          (counts['pass'], counts['fail'], counts['skip']))
+    return 1 if counts['fail'] else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
