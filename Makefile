@@ -8,6 +8,11 @@
 #   make demo             boot a VM, load softmq, push traffic, compare, unload
 #   make vm-shell KERNEL=6.12       interactive guest
 #   make bench-ring       userspace ring microbenchmark
+#   make install          (root) module into /lib/modules/<kver>/updates, depmod,
+#                         tc plugin + man page; DESTDIR, KDIR, KVER honoured
+#   make uninstall        (root) the reverse
+#   make dkms-src         clean dkms source tree in build/dkms/softmq-<version>
+#   make deb              softmq-dkms and softmq-tc .debs in build/deb/
 
 KVER	?= $(shell uname -r)
 KDIR	?= /lib/modules/$(KVER)/build
@@ -41,3 +46,51 @@ clean:
 	rm -rf build
 
 .PHONY: all modules plugin check demo vm-shell bench-ring clean
+
+# ---------------------------------------------------------------- install
+# make install / make uninstall (root).  The module goes where kbuild's
+# modules_install puts it: $(DESTDIR)/lib/modules/<release of KDIR's
+# headers>/$(INSTALL_MOD_DIR), compressed as that kernel's config says; the
+# tc plugin and man page come from tc-plugin's own install.  No module
+# signing here (Debian's headers carry no key): Secure Boot users install
+# with dkms, which signs with the MOK key (README, "Install").  depmod runs
+# only without DESTDIR: a staging tree gets none (packagers run it on the
+# target).
+INSTALL_MOD_DIR	?= updates
+DEPMOD		?= depmod
+# The release the headers in KDIR are for (KVER if they do not say).
+KREL		= $(shell cat $(KDIR)/include/config/kernel.release 2>/dev/null || echo $(KVER))
+MOD_DEST	= $(DESTDIR)/lib/modules/$(KREL)/$(INSTALL_MOD_DIR)
+SOFTMQ_PKG_VERSION := $(shell cat $(CURDIR)/VERSION)
+
+install: modules plugin
+	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_PATH=$(abspath $(DESTDIR)) \
+		INSTALL_MOD_DIR=$(INSTALL_MOD_DIR) CONFIG_MODULE_SIG_ALL= modules_install
+ifeq ($(DESTDIR),)
+	$(DEPMOD) -a $(KREL)
+endif
+	$(MAKE) -C tc-plugin install DESTDIR=$(abspath $(DESTDIR))
+
+uninstall:
+	rm -f $(foreach s,.ko .ko.xz .ko.gz .ko.zst,$(MOD_DEST)/sch_softmq$(s))
+	-rmdir --ignore-fail-on-non-empty $(MOD_DEST)
+ifeq ($(DESTDIR),)
+	$(DEPMOD) -a $(KREL)
+endif
+	$(MAKE) -C tc-plugin uninstall DESTDIR=$(abspath $(DESTDIR))
+
+# The files dkms builds from (the same list goes into softmq-dkms).
+DKMS_SRC_ROOT	?= $(CURDIR)/build/dkms
+dkms-src:
+	rm -rf $(DKMS_SRC_ROOT)/softmq-$(SOFTMQ_PKG_VERSION)
+	mkdir -p $(DKMS_SRC_ROOT)/softmq-$(SOFTMQ_PKG_VERSION)
+	tar -c --exclude='*.o' --exclude='*.ko' --exclude='*.mod' --exclude='*.mod.c' \
+		--exclude='.*.cmd' --exclude='*.a' --exclude=modules.order \
+		--exclude=Module.symvers dkms.conf Kbuild VERSION src include | \
+		tar -x -C $(DKMS_SRC_ROOT)/softmq-$(SOFTMQ_PKG_VERSION)
+
+# Debian packages (debhelper + dh-dkms), built from a copy in build/deb/.
+deb:
+	debian/build-debs.sh build/deb
+
+.PHONY: install uninstall dkms-src deb
