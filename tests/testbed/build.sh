@@ -1,0 +1,115 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Build sch_softmq.ko and the test-only modules for one kernel line.
+#
+#   build.sh LINE          (the line must be fetched: kernels.sh fetch LINE)
+#   build.sh plugin        only the tc plugin (make -C tc-plugin, host gcc)
+#
+# Outputs (one tree per line, lines never clobber each other):
+#   build/<line>/softmq/sch_softmq.ko        copy of Kbuild, src/, include/
+#   build/<line>/modules/<name>/<name>.ko    each tests/modules/<name>/
+#   build/<line>/logs/<what>.log             full make output
+# W=1; any "warning:" (compiler or modpost) fails that build.
+# Prints one protocol line per build: PASS <name> / FAIL <name>: <why>;
+# exits non-zero if anything failed.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+JOBS=${SOFTMQ_JOBS:-2}
+fails=0
+
+# kmake DIR LOG: build the Kbuild tree in DIR against this line's headers.
+kmake() {
+	local dir=$1 logf=$2 rc=0
+	if [ "$TOOLCHAIN" = host ]; then
+		make -C "$KDIR" M="$dir" W=1 -j"$JOBS" modules > "$logf" 2>&1 || rc=$?
+	else
+		"$TB_DIR/sidroot.sh" run --bind "$dir" -- \
+			make -C "$KDIR" M="$dir" W=1 -j"$JOBS" modules > "$logf" 2>&1 || rc=$?
+	fi
+	return $rc
+}
+
+# build_one NAME SRCDIR... DEST: copy the sources into DEST and build there.
+build_one() {
+	local name=$1 dest=${*: -1} logf rc=0 nwarn ko
+	local srcs=("${@:2:$#-2}")
+	logf=$OUT/logs/$name.log
+	rm -rf "$dest"; mkdir -p "$dest" "$OUT/logs"
+	# Sources only: leave out build products of an in-tree `make`.
+	tar -c --exclude='*.o' --exclude='*.ko' --exclude='*.mod' \
+		--exclude='*.mod.c' --exclude='.*.cmd' --exclude='*.a' \
+		--exclude=modules.order --exclude=Module.symvers \
+		--exclude=.tmp_versions "${srcs[@]}" | tar -x -C "$dest"
+	kmake "$dest" "$logf" || rc=$?
+	nwarn=$(grep -ci 'warning:' "$logf" || true)
+	ko=$(find "$dest" -maxdepth 1 -name '*.ko' | head -n 1)
+	if [ $rc -ne 0 ] || [ -z "$ko" ]; then
+		grep -iE 'error|warning:' "$logf" | head -n 20 | sed 's/^/    /'
+		echo "FAIL build-$LINE-$name: make failed (rc=$rc), log: ${logf#"$REPO"/}"
+		return 1
+	elif [ "$nwarn" -gt 0 ]; then
+		grep -i 'warning:' "$logf" | head -n 20 | sed 's/^/    /'
+		echo "FAIL build-$LINE-$name: $nwarn warning(s) with W=1, log: ${logf#"$REPO"/}"
+		return 1
+	else
+		echo "PASS build-$LINE-$name"
+	fi
+}
+
+build_plugin() {
+	if [ -e "$REPO/tc-plugin/Makefile" ]; then
+		local logf=$REPO/build/tc-plugin.log
+		mkdir -p "$REPO/build"
+		if make -C "$REPO/tc-plugin" > "$logf" 2>&1; then
+			if grep -qi 'warning:' "$logf"; then
+				grep -i 'warning:' "$logf" | head -n 10 | sed 's/^/    /'
+				echo "FAIL build-tc-plugin: warnings, log: ${logf#"$REPO"/}"
+				fails=$((fails + 1))
+			else
+				echo "PASS build-tc-plugin"
+			fi
+		else
+			tail -n 15 "$logf" | sed 's/^/    /'
+			echo "FAIL build-tc-plugin: make -C tc-plugin failed, log: ${logf#"$REPO"/}"
+			fails=$((fails + 1))
+		fi
+	else
+		echo "SKIP build-tc-plugin: no tc-plugin/Makefile yet"
+	fi
+}
+
+[ $# -eq 1 ] || die "usage: $0 LINE | plugin"
+if [ "$1" = plugin ]; then
+	build_plugin
+	[ $fails -eq 0 ]; exit
+fi
+
+LINE=$1
+envf=$(line_env "$LINE")
+[ -e "$envf" ] || die "line $LINE not fetched; run: tests/testbed/kernels.sh fetch $LINE"
+# shellcheck disable=SC1090
+. "$envf"
+if [ "$TOOLCHAIN" = host ]; then
+	need_pkgs make gcc-12 dwarves || exit 1
+fi
+OUT=$REPO/build/$LINE
+mkdir -p "$OUT"
+
+# Test-only modules first: they tell whether the toolchain itself works.
+for d in "$REPO"/tests/modules/*/; do
+	[ -e "$d/Kbuild" ] || continue
+	n=$(basename "$d")
+	(cd "$d" && build_one "$n" . "$OUT/modules/$n") || fails=$((fails + 1))
+done
+
+# The qdisc.  Until src/sch_softmq.c exists this is a clear FAIL.
+if [ ! -e "$REPO/src/sch_softmq.c" ]; then
+	rm -rf "$OUT/softmq"
+	echo "FAIL build-$LINE-softmq: src/sch_softmq.c does not exist yet"
+	fails=$((fails + 1))
+else
+	(cd "$REPO" && build_one softmq Kbuild src include "$OUT/softmq") || fails=$((fails + 1))
+fi
+
+[ $fails -eq 0 ]

@@ -1,0 +1,56 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Stage 2 of the guest (PID 1 after switch_root; the root is the host's /
+# read-only with a tmpfs overlay).  Sets up the system, reads the run's
+# settings from $softmq_results/guest.env (written by vm.sh), then runs the
+# harness over the selected tests (or an interactive shell) and powers off.
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export HOME=/root LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=${TERM:-linux}
+
+poweroff_now() {
+	sync
+	echo o > /proc/sysrq-trigger
+	sleep 60
+}
+trap poweroff_now EXIT
+
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mountpoint -q /dev || mount -t devtmpfs devtmpfs /dev
+mkdir -p /dev/pts /dev/shm
+mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /dev/pts
+mount -t tmpfs -o mode=1777 tmpfs /dev/shm
+mount -t tmpfs -o mode=0755 tmpfs /run
+mount -t tmpfs -o mode=1777 tmpfs /tmp
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
+mount -t cgroup2 cgroup2 /sys/fs/cgroup 2>/dev/null
+mount -t bpf bpf /sys/fs/bpf 2>/dev/null
+ln -sf /proc/self/fd /dev/fd 2>/dev/null
+ln -sf /proc/self/fd/0 /dev/stdin; ln -sf /proc/self/fd/1 /dev/stdout
+ln -sf /proc/self/fd/2 /dev/stderr
+hostname softmq-vm
+ip link set lo up
+echo 1 > /proc/sys/kernel/sysrq
+
+# shellcheck disable=SC1091
+. "$softmq_results/guest.env" || { echo "SOFTMQ-GUEST-FAILED: no guest.env"; exit 1; }
+cd "$SOFTMQ_REPO" || exit 1
+echo "softmq-vm: $(uname -r), $(nproc) vCPUs, $(awk '/MemTotal/ {print int($2/1024)}' /proc/meminfo) MiB"
+echo "SOFTMQ-GUEST-READY"
+
+if [ "${SOFTMQ_VM_MODE:-test}" = shell ]; then
+	cat <<EOF
+softmq test bed shell on $SOFTMQ_LINE ($(uname -r)).  Env: SOFTMQ_KO=$SOFTMQ_KO
+  TC_LIB_DIR=$TC_LIB_DIR  SOFTMQ_TC615=$SOFTMQ_TC615
+  Run a test: tests/testbed/harness.sh tests/vm/NAME.sh    Exit the shell to power off.
+EOF
+	setsid -c /bin/bash -i < /dev/ttyS0 > /dev/ttyS0 2>&1
+	exit 0
+fi
+
+# shellcheck disable=SC2086
+"$SOFTMQ_REPO/tests/testbed/harness.sh" --results "$SOFTMQ_RESULTS_ROOT" $SOFTMQ_VM_TESTS
+rc=$?
+echo "SOFTMQ-GUEST-DONE rc=$rc"
+exit 0

@@ -1,0 +1,170 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The guest-side test harness: runs test scripts one after another, counts
+# their case lines and scans the kernel log after each one.
+#
+#   harness.sh [--results DIR] [--timeout SEC] SCRIPT...
+#   harness.sh --scan [FILE]      splat scanner alone: print any kernel
+#                                 splat found in FILE (default stdin);
+#                                 exit 1 if there is one
+#
+# Protocol for a test script (shell or python3, run from the repo root):
+#   - print one line per case, at the start of the line:
+#       PASS <name>
+#       FAIL <name>: <why>
+#       SKIP <name>: <reason>
+#   - exit non-zero only if the script itself broke: that counts as one
+#     extra FAIL ("<script>: exited with status N").
+#   - write files into $SOFTMQ_RESULTS (a dir of its own, copied out).
+# After each script the kernel log written since it started is scanned;
+# a splat (BUG:, WARNING:, Oops, KASAN, UBSAN, lockdep, RCU stall,
+# list corruption, refcount_t, hung task, soft lockup) counts one FAIL for
+# the script and is printed.  A nested harness run inside a script judges
+# the kernel log of its own scripts; the outer scan skips those regions.
+#
+# Ends with "N passed, N failed, N skipped" alone on the last line; exits 1
+# if anything failed.  Also writes DIR/summary and DIR/cases.txt.
+set -u
+
+SPLAT_RE='BUG:|WARNING:|Oops|KASAN|UBSAN|KCSAN|possible circular|inconsistent lock|possible recursive locking|rcu_[a-z]+ (self-)?detected stall|rcu: INFO|list_(del|add) corruption|refcount_t:|kernel BUG at|general protection fault|soft lockup|hard LOCKUP|blocked for more than|scheduling while atomic|sleeping function called from invalid context|kmemleak: [0-9]+ new suspected'
+
+# splat_scan: stdin = kernel log lines; prints the splats; exit 1 if any.
+splat_scan() {
+	awk -v re="$SPLAT_RE" '
+	{ l[NR] = $0 }
+	END {
+		n = 0; last = 0
+		for (i = 1; i <= NR; i++) {
+			if (i <= last || l[i] !~ re) continue
+			n++
+			if (n > 5) { print "    | ... more splats omitted"; break }
+			# the WARN message comes just before "WARNING:"
+			for (j = i - 2; j < i; j++)
+				if (j > last && j >= 1) print "    | " l[j]
+			print "    | " l[i]
+			for (j = i + 1; j <= NR && j <= i + 60; j++) {
+				print "    | " l[j]
+				if (l[j] ~ /---\[ end trace/) break
+			}
+			last = j
+		}
+		exit(n > 0)
+	}'
+}
+
+# kmsg_window TOKEN: the kernel log since "softmq-harness: begin TOKEN",
+# without the regions of nested harness runs (begin X ... end X).
+kmsg_window() {
+	dmesg 2>/dev/null | awk -v tok="$1" '
+	{ l[NR] = $0 }
+	END {
+		start = 0
+		for (i = 1; i <= NR; i++)
+			if (index(l[i], "softmq-harness: begin " tok " ")) start = i
+		for (i = start + 1; i <= NR; i++) {
+			if (match(l[i], /softmq-harness: (begin|end) [^ ]+/)) {
+				split(substr(l[i], RSTART, RLENGTH), w, " ")
+				if (w[2] == "begin") b[w[3]] = i; else e[w[3]] = i
+			}
+		}
+		for (t in b)
+			if ((t in e) && e[t] > b[t])
+				for (j = b[t]; j <= e[t]; j++) skip[j] = 1
+		for (i = start + 1; i <= NR; i++)
+			if (!(i in skip)) print l[i]
+	}'
+}
+
+kmsg() { echo "softmq-harness: $*" > /dev/kmsg 2>/dev/null; }
+
+if [ "${1:-}" = --scan ]; then
+	shift
+	if [ $# -gt 0 ]; then splat_scan < "$1"; else splat_scan; fi
+	exit
+fi
+
+RESULTS=${SOFTMQ_RESULTS_ROOT:-/tmp/softmq-results}
+TIMEOUT=${SOFTMQ_SCRIPT_TIMEOUT:-900}
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--results) RESULTS=$2; shift 2;;
+	--timeout) TIMEOUT=$2; shift 2;;
+	--) shift; break;;
+	-*) echo "harness: unknown option $1" >&2; exit 2;;
+	*) break;;
+	esac
+done
+mkdir -p "$RESULTS"
+: > "$RESULTS/cases.txt"
+npass=0 nfail=0 nskip=0 seq=0
+can_scan=1
+dmesg > /dev/null 2>&1 || { can_scan=0; echo "note: cannot read the kernel log, no splat scan"; }
+
+case_line() {   # print, record and count one case line
+	echo "$1"
+	echo "$1" >> "$RESULTS/cases.txt"
+	case "$1" in
+	PASS\ *) npass=$((npass + 1));;
+	FAIL\ *) nfail=$((nfail + 1));;
+	SKIP\ *) nskip=$((nskip + 1));;
+	esac
+}
+
+for script in "$@"; do
+	seq=$((seq + 1))
+	name=$(basename "$script")
+	base=${name%.*}
+	token="$$.$seq.$(date +%s%N)"
+	export SOFTMQ_RESULTS="$RESULTS/$base"
+	mkdir -p "$SOFTMQ_RESULTS"
+	logf=$RESULTS/$base.log
+	if [ ! -r "$script" ]; then
+		case_line "FAIL $name: no such test script"
+		continue
+	fi
+	if [ -x "$script" ]; then cmd=("$script")
+	elif [ "${name##*.}" = py ]; then cmd=(python3 "$script")
+	else cmd=(bash "$script"); fi
+
+	echo "=== RUN $name"
+	kmsg "begin $token $name"
+	t0=$(date +%s)
+	timeout -k 10 "$TIMEOUT" "${cmd[@]}" < /dev/null 2>&1 | tee "$logf"
+	rc=${PIPESTATUS[0]}
+	kmsg "end $token $name"
+	p0=$npass f0=$nfail s0=$nskip
+	while IFS= read -r line; do
+		case "$line" in
+		PASS\ *|FAIL\ *|SKIP\ *)
+			echo "$line" >> "$RESULTS/cases.txt"
+			case "$line" in
+			PASS*) npass=$((npass + 1));; FAIL*) nfail=$((nfail + 1));;
+			SKIP*) nskip=$((nskip + 1));;
+			esac;;
+		esac
+	done < "$logf"
+	if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+		case_line "FAIL $name: timed out after ${TIMEOUT}s"
+	elif [ "$rc" != 0 ]; then
+		case_line "FAIL $name: exited with status $rc"
+	fi
+	if [ $can_scan = 1 ]; then
+		splat=$(kmsg_window "$token" | splat_scan)
+		if [ -n "$splat" ]; then
+			echo "kernel log splat during $name:"
+			echo "$splat"
+			echo "$splat" > "$RESULTS/$base.splat"
+			first=$(echo "$splat" | grep -E "$SPLAT_RE" | head -n 1 | sed 's/^    | //; s/^\[ *[0-9.]*\] //')
+			case_line "FAIL $name: kernel splat: $first"
+		fi
+	fi
+	if [ $((npass + nfail + nskip - p0 - f0 - s0)) = 0 ]; then
+		echo "note: $name reported no cases"
+	fi
+	echo "--- $name: $((npass - p0)) passed, $((nfail - f0)) failed, $((nskip - s0)) skipped ($(( $(date +%s) - t0 ))s)"
+	echo "$npass $nfail $nskip" > "$RESULTS/tally"
+done
+
+echo "passed=$npass failed=$nfail skipped=$nskip" > "$RESULTS/summary"
+echo "$npass passed, $nfail failed, $nskip skipped"
+[ $nfail -eq 0 ]

@@ -1,0 +1,299 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Fetch Debian kernels (image + headers) per kernel line into the cache.
+#
+#   kernels.sh fetch LINE...     resolve the line's current ABI, download and
+#                                extract image/modules/headers, depmod; for
+#                                sid lines also install the headers in the
+#                                sid chroot.  Cached: a second run needs no
+#                                network (lists are refreshed once a day).
+#   kernels.sh env LINE          print the line's settings (shell syntax):
+#                                LINE ABI KROOT VMLINUZ KMODDIR KDIR TOOLCHAIN
+#   kernels.sh tools             fetch tc 6.15 (bookworm-backports) and the
+#                                tc-testing / checkpatch extracts of
+#                                linux-source-6.1 and linux-source-6.12
+#   kernels.sh path WHAT [LINE]  print a path: tdc [LINE] (tc-testing dir of
+#                                the matching source, default 6.12),
+#                                checkpatch, tc615, kdir LINE, vmlinuz LINE
+#   kernels.sh resolve LINE      print the line's current image package
+#
+# Lines: 6.1 6.12 7.2 7.2-rt (6.x = bookworm builds, 7.x = sid builds).
+# Exit 2 means "cannot be done here" (e.g. sid chroot impossible offline):
+# callers count that as a SKIP, with the reason printed on stderr.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+# deps_closure PKG...: PKG plus the kernel packages it depends on (first
+# alternatives only), i.e. linux-{image,binary,modules,base,headers,kbuild}-*.
+deps_closure() {
+	local -A seen=()
+	local queue=("$@") p d
+	while [ ${#queue[@]} -gt 0 ]; do
+		p=${queue[0]}; queue=("${queue[@]:1}")
+		[ -n "${seen[$p]:-}" ] && continue
+		seen[$p]=1
+		echo "$p"
+		for d in $(papt apt-cache depends --no-recommends --no-suggests \
+				--no-conflicts --no-breaks --no-replaces --no-enhances "$p" |
+			awk '/^ *\|?(Pre)?Depends:/ {
+				alt = ($1 ~ /^\|/); name = $2
+				if (!skip) print name
+				skip = alt   # next line is an alternative of this one
+			}'); do
+			case "$d" in
+			*-unsigned|*-dbg|"<"*) continue;;
+			linux-image-[0-9]*|linux-binary-[0-9]*|linux-modules-[0-9]*|\
+			linux-base-[0-9]*|linux-headers-[0-9]*|linux-kbuild-[0-9]*)
+				queue+=("$d");;
+			esac
+		done
+	done
+}
+
+resolve() {   # resolve LINE -> image package name (current ABI)
+	local re
+	re=$(line_image_re "$1") || die "unknown kernel line '$1'"
+	papt apt-cache pkgnames linux-image- | grep -E "$re" | sort -V | tail -n 1
+}
+
+# download PKG... into the current directory (private apt config).
+download() {
+	papt apt-get -q download "$@" >&2 ||
+		die "apt-get download failed: $*"
+}
+
+cached_env_ok() {   # the line was fetched before and is complete
+	local envf
+	envf=$(line_env "$1")
+	[ -e "$envf" ] || return 1
+	# shellcheck disable=SC1090
+	( . "$envf"; [ -e "$KROOT/.done" ] && [ -e "$VMLINUZ" ] &&
+	  { [ "$TOOLCHAIN" = host ] || [ -e "$SID_ROOT$KDIR/Makefile" ]; } )
+}
+
+fetch_line() {
+	local line=$1 img abi kdir envf tc t0
+	t0=$(now)
+	envf=$(line_env "$line")
+	tc=$(line_toolchain "$line")
+	mkdir -p "$CACHE/kernels"
+	if ! papt_update; then
+		cached_env_ok "$line" && { log "$line: using cached kernel"; return 0; }
+		[ "$tc" = sid ] && { echo "no apt lists (offline?) for line $line" >&2; exit 2; }
+		die "$line: cannot read the Debian package lists (offline?)"
+	fi
+	img=$(resolve "$line")
+	if [ -z "$img" ]; then
+		cached_env_ok "$line" && { log "$line: no such package now, using cached kernel"; return 0; }
+		die "$line: no linux-image package matches $(line_image_re "$line")"
+	fi
+	abi=${img#linux-image-}
+	kdir=$CACHE/kernels/$abi
+	if cached_env_ok "$line" && grep -qx "ABI=$abi" "$envf"; then
+		log "$line: $abi (cached)"
+		return 0
+	fi
+	if [ "$tc" = sid ] && [ ! -e "$SID_ROOT/.ready" ]; then
+		"$TB_DIR/sidroot.sh" create || {
+			echo "sid chroot cannot be made: $(cat "$CACHE/sid-chroot.failed" 2>/dev/null)" >&2
+			exit 2; }
+	fi
+	[ "${SOFTMQ_OFFLINE:-0}" = 1 ] && die "$line: $abi not cached and SOFTMQ_OFFLINE=1"
+
+	log "$line: fetching $abi"
+	local img_pkgs hdr_pkgs debs=$CACHE/debs/$abi p
+	img_pkgs=$(deps_closure "$img" | grep -v '^linux-headers-\|^linux-kbuild-' || true)
+	hdr_pkgs=$(deps_closure "linux-headers-$abi" | grep -v '^linux-image-\|^linux-binary-\|^linux-modules-' || true)
+	log "$line: packages:" $img_pkgs $hdr_pkgs
+	rm -rf "$debs"; mkdir -p "$debs"
+	# shellcheck disable=SC2086
+	(cd "$debs" && download $img_pkgs $hdr_pkgs)
+
+	rm -rf "$kdir.tmp"; mkdir -p "$kdir.tmp/root"
+	local extract=$img_pkgs
+	[ "$tc" = host ] && extract="$img_pkgs $hdr_pkgs"
+	for p in $extract; do
+		dpkg-deb -x "$debs/${p}"_*.deb "$kdir.tmp/root" ||
+			die "dpkg-deb -x failed for $p"
+	done
+	local root=$kdir.tmp/root moddir vmlinuz kd=""
+	# merged-/usr packages (7.x) put modules under usr/lib; let depmod -b
+	# and modprobe -d find them at ROOT/lib/modules.
+	[ -e "$root/lib" ] || ln -s usr/lib "$root/lib"
+	moddir=$root/lib/modules/$abi
+	[ -d "$moddir" ] || die "$line: no modules dir in the image packages"
+	vmlinuz=""
+	for p in "$root/boot/vmlinuz-$abi" "$moddir/vmlinuz"; do
+		[ -e "$p" ] && { vmlinuz=$p; break; }
+	done
+	[ -n "$vmlinuz" ] || die "$line: no vmlinuz in the image packages"
+	depmod -b "$root" "$abi" || die "$line: depmod failed"
+	if [ "$tc" = host ]; then
+		kd=$root/usr/src/linux-headers-$abi
+		[ -e "$kd/Makefile" ] || die "$line: no headers Makefile"
+		# The one-line Makefile includes /usr/src/...-common absolutely.
+		sed -i "s#/usr/src/#$kdir/root/usr/src/#g" "$kd/Makefile"
+		kd=$kdir/root/usr/src/linux-headers-$abi
+	else
+		local hd=()
+		for p in $hdr_pkgs; do hd+=("$debs/${p}"_*.deb); done
+		if ! "$TB_DIR/sidroot.sh" install-debs "${hd[@]}"; then
+			rm -rf "$kdir.tmp"
+			die "$line: installing the headers in the sid chroot failed"
+		fi
+		kd=/usr/src/linux-headers-$abi
+		[ -e "$SID_ROOT$kd/Makefile" ] || die "$line: headers missing in the sid chroot"
+	fi
+	touch "$root/.done"
+	rm -rf "$kdir"; mv "$kdir.tmp" "$kdir"
+	rm -rf "$debs"
+	cat > "$envf" <<EOF
+LINE=$line
+ABI=$abi
+KROOT=$kdir/root
+VMLINUZ=${vmlinuz/$kdir.tmp/$kdir}
+KMODDIR=$kdir/root/lib/modules/$abi
+KDIR=$kd
+TOOLCHAIN=$tc
+EOF
+	prune
+	log "$line: $abi ready in $(( $(now) - t0 ))s"
+}
+
+prune() {   # drop kernels no line refers to any more
+	local d used
+	used=$(cat "$CACHE"/kernels/*.env 2>/dev/null | sed -n 's/^ABI=//p')
+	for d in "$CACHE"/kernels/*/; do
+		d=${d%/}
+		[ -e "$d/root/.done" ] || continue
+		grep -qxF "${d##*/}" <<<"$used" && continue
+		log "pruning old kernel ${d##*/}"
+		rm -rf "$d"
+	done
+}
+
+# ------------------------------------------------------------------ tools
+TOOLS=$CACHE/tools
+
+fetch_tc615() {
+	local dst=$TOOLS/iproute2-bpo ver root tcbin missing d
+	ver=$(papt apt-cache madison iproute2 | awk -F'|' '$3 ~ /bookworm-backports/ {gsub(/ /,"",$2); print $2; exit}')
+	if [ -e "$dst/.done" ] && { [ -z "$ver" ] || grep -qxF "$ver" "$dst/.done"; }; then
+		return 0
+	fi
+	[ -n "$ver" ] || die "no iproute2 in bookworm-backports"
+	log "fetching iproute2 $ver (bookworm-backports) for its tc"
+	rm -rf "$dst.tmp"; mkdir -p "$dst.tmp/debs" "$dst.tmp/root"
+	(cd "$dst.tmp/debs" && download "iproute2=$ver")
+	dpkg-deb -x "$dst.tmp"/debs/iproute2_*.deb "$dst.tmp/root"
+	root=$dst.tmp/root
+	tcbin=$(ls "$root"/usr/sbin/tc "$root"/sbin/tc 2>/dev/null | head -n 1 || true)
+	[ -n "$tcbin" ] || die "no tc in iproute2 $ver"
+	libpath() { find "$root" -name '*.so*' -printf '%h\n' 2>/dev/null | sort -u | paste -sd:; }
+	missing=$(LD_LIBRARY_PATH=$(libpath) ldd "$tcbin" | awk '/not found/ {print $1}')
+	if [ -n "$missing" ]; then
+		# Fetch the dependencies the host lacks (or has too old) from
+		# backports, the same way, until ldd is happy.
+		log "tc $ver misses: $missing; fetching its library dependencies"
+		for d in $(papt apt-cache depends --no-recommends --no-suggests "iproute2=$ver" |
+				awk '/^ *\|?Depends:/ {print $2}' | grep '^lib' | sort -u); do
+			(cd "$dst.tmp/debs" && { download "$d/bookworm-backports" 2>/dev/null ||
+				download "$d"; }) || true
+		done
+		for p in "$dst.tmp"/debs/lib*.deb; do
+			[ -e "$p" ] && dpkg-deb -x "$p" "$root"
+		done
+		missing=$(LD_LIBRARY_PATH=$(libpath) ldd "$tcbin" | awk '/not found/ {print $1}')
+		[ -z "$missing" ] || die "tc $ver still misses libraries: $missing"
+	fi
+	rm -rf "$dst.tmp/debs"
+	rm -rf "$dst"; mv "$dst.tmp" "$dst"
+	root=$dst/root; tcbin=${tcbin/$dst.tmp/$dst}
+	local lp; lp=$(libpath)
+	{
+		echo "#!/bin/sh"
+		echo "# tc from iproute2 $ver (bookworm-backports), runs on bookworm"
+		[ -n "$lp" ] && echo "export LD_LIBRARY_PATH=$lp\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}"
+		echo "exec $tcbin \"\$@\""
+	} > "$dst/tc"
+	chmod +x "$dst/tc"
+	"$dst/tc" -V >&2 || die "tc $ver does not run here"
+	echo "$ver" > "$dst/.done"
+}
+
+fetch_source() {   # fetch_source 6.1|6.12: tc-testing + checkpatch extracts
+	local v=$1 dst=$TOOLS/linux-source-$1 ver tarname
+	ver=$(papt apt-cache policy "linux-source-$v" 2>/dev/null | awk '/Candidate:/ {print $2}')
+	if [ -e "$dst/.done" ] && { [ -z "$ver" ] || [ "$ver" = "(none)" ] || grep -qxF "$ver" "$dst/.done"; }; then
+		return 0
+	fi
+	[ -n "$ver" ] && [ "$ver" != "(none)" ] || die "no linux-source-$v package"
+	log "fetching linux-source-$v $ver (tc-testing, checkpatch)"
+	rm -rf "$dst.tmp"; mkdir -p "$dst.tmp/deb"
+	(cd "$dst.tmp/deb" && download "linux-source-$v=$ver")
+	tarname=$(dpkg-deb -c "$dst.tmp"/deb/*.deb | awk '{print $6}' | grep -E '/linux-source-.*\.tar\.(xz|gz|bz2|zst)$' | head -n 1)
+	[ -n "$tarname" ] || die "no source tarball in linux-source-$v"
+	local z
+	case "$tarname" in *.xz) z=-J;; *.gz) z=-z;; *.bz2) z=-j;; *) z=--zstd;; esac
+	dpkg-deb --fsys-tarfile "$dst.tmp"/deb/*.deb | tar -xO "$tarname" |
+		tar -x "$z" -C "$dst.tmp" --strip-components=1 --wildcards \
+			"linux-source-$v/tools/testing/selftests/tc-testing" \
+			"linux-source-$v/scripts/checkpatch.pl" \
+			"linux-source-$v/scripts/spelling.txt" \
+			"linux-source-$v/scripts/const_structs.checkpatch" \
+			"linux-source-$v/COPYING" 2>&1 | grep -v 'Not found in archive' >&2 || true
+	[ -e "$dst.tmp/scripts/checkpatch.pl" ] || die "extracting linux-source-$v failed"
+	[ -e "$dst.tmp/tools/testing/selftests/tc-testing/tdc.py" ] || die "no tdc.py in linux-source-$v"
+	rm -rf "$dst.tmp/deb"
+	echo "$ver" > "$dst.tmp/.done"
+	rm -rf "$dst"; mv "$dst.tmp" "$dst"
+}
+
+fetch_tools() {
+	if ! papt_update; then
+		[ -e "$TOOLS/iproute2-bpo/.done" ] && [ -e "$TOOLS/linux-source-6.12/.done" ] &&
+			[ -e "$TOOLS/linux-source-6.1/.done" ] && return 0
+		die "tools: cannot read the Debian package lists (offline?)"
+	fi
+	mkdir -p "$TOOLS"
+	fetch_tc615
+	fetch_source 6.1
+	fetch_source 6.12
+}
+
+path_of() {
+	case "$1" in
+	tdc)
+		case "${2:-6.12}" in 6.1|6.1-*) echo "$TOOLS/linux-source-6.1/tools/testing/selftests/tc-testing";;
+		*) echo "$TOOLS/linux-source-6.12/tools/testing/selftests/tc-testing";; esac ;;
+	checkpatch) echo "$TOOLS/linux-source-6.12/scripts/checkpatch.pl" ;;
+	tc615) echo "$TOOLS/iproute2-bpo/tc" ;;
+	kdir|vmlinuz)
+		[ -n "${2:-}" ] || die "path $1 needs a LINE"
+		# shellcheck disable=SC1090
+		( . "$(line_env "$2")"; if [ "$1" = kdir ]; then echo "$KDIR"; else echo "$VMLINUZ"; fi ) ;;
+	*) die "path: unknown '$1' (tdc, checkpatch, tc615, kdir, vmlinuz)" ;;
+	esac
+}
+
+with_lock() {   # serialize fetches of concurrent runs
+	exec 8>"$CACHE/fetch.lock"
+	flock -w 3600 8 || die "cannot take $CACHE/fetch.lock"
+}
+
+cmd=${1:-}; shift || true
+case "$cmd" in
+fetch)
+	[ $# -gt 0 ] || die "usage: $0 fetch LINE..."
+	[ "$(id -u)" = 0 ] || die "fetching needs root (apt-get download as root, chroot)"
+	need_pkgs kmod xz-utils zstd dpkg debian-archive-keyring || exit 1
+	with_lock
+	for l in "$@"; do fetch_line "$l"; done ;;
+env)
+	[ -e "$(line_env "${1:?LINE}")" ] || die "line $1 not fetched; run: $0 fetch $1"
+	cat "$(line_env "$1")" ;;
+tools) with_lock; fetch_tools ;;
+path) path_of "$@" ;;
+resolve) papt_update >/dev/null; resolve "${1:?LINE}" ;;
+*) sed -n '3,21p' "$0" | sed 's/^# \{0,1\}//'; exit 1 ;;
+esac

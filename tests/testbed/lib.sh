@@ -1,0 +1,150 @@
+# SPDX-License-Identifier: GPL-2.0
+# Shared helpers for the softmq test bed.  Sourced (bash), never executed.
+#
+# Environment:
+#   SOFTMQ_CACHE    cache dir (default: <repo>/cache); kernels, apt lists,
+#                   the sid chroot, tc 6.15, selftest/checkpatch extracts
+#   SOFTMQ_MIRROR   Debian mirror (default http://deb.debian.org/debian)
+#   SOFTMQ_SECURITY_MIRROR  (default http://deb.debian.org/debian-security)
+#   SOFTMQ_OFFLINE=1        never touch the network, use the cache only
+#   SOFTMQ_APT_MAX_AGE      seconds before the private apt lists are
+#                           refreshed (default 86400)
+
+TB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$TB_DIR/../.." && pwd)
+CACHE=${SOFTMQ_CACHE:-$REPO/cache}
+MIRROR=${SOFTMQ_MIRROR:-http://deb.debian.org/debian}
+SEC_MIRROR=${SOFTMQ_SECURITY_MIRROR:-http://deb.debian.org/debian-security}
+APT_MAX_AGE=${SOFTMQ_APT_MAX_AGE:-86400}
+KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
+SID_ROOT=$CACHE/sid-chroot
+# Everything we run as a tool (sbin for depmod/debootstrap/switch_root).
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+
+log()  { printf '[testbed] %s\n' "$*" >&2; }
+die()  { printf '[testbed] ERROR: %s\n' "$*" >&2; exit 1; }
+now()  { date +%s; }
+
+case "$CACHE" in
+*[[:space:]]*) die "SOFTMQ_CACHE must not contain spaces: '$CACHE'";;
+esac
+case "$REPO" in
+*[[:space:]]*) die "the repo path must not contain spaces: '$REPO'";;
+esac
+
+mkdir -p "$CACHE" || die "cannot create cache dir $CACHE"
+CACHE=$(cd "$CACHE" && pwd)
+SID_ROOT=$CACHE/sid-chroot
+
+# ---------------------------------------------------------------- host packages
+# Debian packages the test bed needs on the host (CI: fresh Debian 12).
+HOST_PKGS="qemu-system-x86 debootstrap busybox-static dwarves kmod cpio
+xz-utils zstd gzip gcc gcc-12 make libc6-dev libelf1 libssl3 python3
+iproute2 util-linux procps ethtool iperf3 tcpdump python3-pyroute2
+debian-archive-keyring dpkg-dev"
+
+# need_pkgs PKG...: install what is missing (root), else print the command.
+need_pkgs() {
+	local missing="" p
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null |
+			grep -q '^install ok installed$' || missing="$missing $p"
+	done
+	[ -z "$missing" ] && return 0
+	if [ "$(id -u)" != 0 ]; then
+		log "missing Debian packages; run as root:"
+		log "  apt-get update && apt-get install -y --no-install-recommends$missing"
+		return 1
+	fi
+	log "installing:$missing"
+	# shellcheck disable=SC2086
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $missing >&2 ||
+	{ apt-get update -q >&2 &&
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $missing >&2; }
+}
+
+# ---------------------------------------------------------------- private apt
+# Own sources list, lists dir, archive cache and (empty) dpkg status inside
+# $CACHE/apt: the machine's apt configuration is never touched.
+PAPT=$CACHE/apt
+papt_setup() {
+	mkdir -p "$PAPT"/lists/partial "$PAPT"/archives/partial \
+		"$PAPT"/etc/sources.list.d "$PAPT"/etc/preferences.d
+	[ -e "$PAPT/status" ] || : > "$PAPT/status"
+	cat > "$PAPT/etc/sources.list.new" <<EOF
+deb [signed-by=$KEYRING] $MIRROR bookworm main
+deb [signed-by=$KEYRING] $SEC_MIRROR bookworm-security main
+deb [signed-by=$KEYRING] $MIRROR bookworm-backports main
+deb [signed-by=$KEYRING] $MIRROR sid main
+EOF
+	cat > "$PAPT/apt.conf.new" <<EOF
+Dir::Etc::SourceList "$PAPT/etc/sources.list";
+Dir::Etc::SourceParts "$PAPT/etc/sources.list.d";
+Dir::Etc::Preferences "$PAPT/etc/preferences";
+Dir::Etc::PreferencesParts "$PAPT/etc/preferences.d";
+Dir::State::Lists "$PAPT/lists";
+Dir::State::status "$PAPT/status";
+Dir::Cache "$PAPT/cache";
+Dir::Cache::archives "$PAPT/archives";
+Dir::Cache::pkgcache "";
+Dir::Cache::srcpkgcache "";
+Acquire::Check-Valid-Until "false";
+Acquire::Languages "none";
+Acquire::Retries "3";
+APT::Architectures { "amd64"; };
+APT::Sandbox::User "root";
+EOF
+	local f
+	for f in etc/sources.list apt.conf; do
+		if cmp -s "$PAPT/$f.new" "$PAPT/$f"; then rm -f "$PAPT/$f.new"
+		else mv "$PAPT/$f.new" "$PAPT/$f"; rm -f "$PAPT/lists.stamp"; fi
+	done
+}
+papt() { APT_CONFIG=$PAPT/apt.conf "$@"; }
+
+# papt_update [force]: refresh the lists when older than APT_MAX_AGE.
+# Returns non-zero when the lists are unusable (never fetched, offline).
+papt_update() {
+	papt_setup
+	local stamp=$PAPT/lists.stamp age=999999999
+	[ -e "$stamp" ] && age=$(( $(now) - $(stat -c %Y "$stamp") ))
+	if [ "${SOFTMQ_OFFLINE:-0}" = 1 ]; then
+		[ -e "$stamp" ] || { log "offline and no cached apt lists"; return 1; }
+		return 0
+	fi
+	if [ "${1:-}" = force ] || [ "$age" -ge "$APT_MAX_AGE" ]; then
+		log "refreshing private apt lists ($PAPT)"
+		if papt apt-get -q update >"$PAPT/update.log" 2>&1 &&
+		   ! grep -qE '^(W|E): (Failed|Some index)' "$PAPT/update.log"; then
+			touch "$stamp"
+		else
+			sed 's/^/    /' "$PAPT/update.log" | tail -5 >&2
+			if [ -e "$stamp" ]; then
+				log "apt update failed, using the cached lists"
+			else
+				log "apt update failed and no cached lists"; return 1
+			fi
+		fi
+	fi
+	return 0
+}
+
+# ---------------------------------------------------------------- kernel lines
+# line_known LINE: the lines we know how to resolve.
+#   6.x lines: bookworm(-security) builds, host gcc-12
+#   7.x lines: sid builds, gcc-16 in the sid chroot
+# A "-rt" suffix selects the PREEMPT_RT flavour.
+line_image_re() {
+	local line=$1 base flav=""
+	case "$line" in *-rt) base=${line%-rt}; flav="-rt";; *) base=$line;; esac
+	case "$base" in
+	6.1)   echo "^linux-image-6\\.1\\.0-[0-9]+${flav}-amd64\$";;
+	6.[0-9]*) echo "^linux-image-${base//./\\.}\\.[0-9]+\\+deb12${flav}-amd64\$";;
+	[7-9].[0-9]*) echo "^linux-image-${base//./\\.}\\.[0-9]+\\+deb[0-9]+${flav}-amd64\$";;
+	*) return 1;;
+	esac
+}
+line_toolchain() {   # host | sid
+	case "$1" in 6.*) echo host;; *) echo sid;; esac
+}
+line_env() { echo "$CACHE/kernels/$1.env"; }

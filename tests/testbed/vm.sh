@@ -1,0 +1,267 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Boot a Debian kernel line under QEMU (TCG) and run test scripts in it.
+#
+#   vm.sh [options] [SCRIPT...]
+#     --kernel LINE      kernel line (default 6.12): 6.1 6.12 7.2 7.2-rt
+#     --smp N            vCPUs (default 2)
+#     --mem MB           memory (default 2048)
+#     --timeout SEC      wall-clock limit of the whole run (default 2400)
+#     --boot-timeout SEC limit until the guest is ready (default 240)
+#     --script-timeout SEC  limit per test script (default 900)
+#     --results DIR      results dir (default build/<line>/results)
+#     --shell            interactive shell instead of tests (Ctrl-a x quits)
+#     --append ARGS      extra kernel command line
+#     --no-prepare       do not fetch/build first (check.sh did it)
+#     --no-retry         do not retry a boot that died before the tests
+#   SCRIPT...            test scripts to run (default: tests/vm/*.sh,
+#                        filtered by VM_TESTS; a python3 test is a *.sh
+#                        file with a python3 shebang, mode +x)
+#   VM_TESTS="glob..."   select scripts by basename glob (a word without
+#                        glob characters matches as a substring)
+#
+# Guest: the host's / read-only (9p) + tmpfs overlay, the results dir
+# read-write at the same path, -net none, oops=panic panic=-1.  Only one VM
+# at a time (flock on $CACHE/vm.lock).  Ends with
+#   vm <line>: N passed, N failed, N skipped
+# and exits 1 if anything failed (a boot that fails twice is a FAIL).
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+LINE=6.12 SMP=2 MEM=2048 TIMEOUT=2400 BOOT_TIMEOUT=240 SCRIPT_TIMEOUT=900
+RESULTS="" SHELL_MODE=0 APPEND="" PREPARE=1 RETRY=1
+SCRIPTS=()
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--kernel) LINE=$2; shift 2;;
+	--smp) SMP=$2; shift 2;;
+	--mem) MEM=$2; shift 2;;
+	--timeout) TIMEOUT=$2; shift 2;;
+	--boot-timeout) BOOT_TIMEOUT=$2; shift 2;;
+	--script-timeout) SCRIPT_TIMEOUT=$2; shift 2;;
+	--results) RESULTS=$2; shift 2;;
+	--shell) SHELL_MODE=1; shift;;
+	--append) APPEND=$2; shift 2;;
+	--no-prepare) PREPARE=0; shift;;
+	--no-retry) RETRY=0; shift;;
+	-h|--help) sed -n '3,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0;;
+	-*) die "unknown option $1 (--help)";;
+	*) SCRIPTS+=("$(realpath "$1")"); shift;;
+	esac
+done
+
+[ "$(id -u)" = 0 ] || die "vm.sh needs root (9p export of /, security_model=none)"
+need_pkgs qemu-system-x86 busybox-static kmod cpio xz-utils zstd || exit 1
+
+envf=$(line_env "$LINE")
+if [ $PREPARE = 1 ]; then
+	"$TB_DIR/kernels.sh" fetch "$LINE" || exit $?
+	"$TB_DIR/build.sh" "$LINE" || log "build problems (see above); booting anyway"
+fi
+[ -e "$envf" ] || die "line $LINE not fetched; run: tests/testbed/kernels.sh fetch $LINE"
+# shellcheck disable=SC1090
+. "$envf"
+
+# ------------------------------------------------------------ initramfs
+# busybox + /init + the virtio/9p/overlay modules (decompressed, in
+# dependency order).  Cached per ABI; rebuilt when the init script changes.
+make_initramfs() {
+	local out=$CACHE/initramfs/$ABI.cpio.gz stamp key dir m f
+	key=$(cat "$TB_DIR/initramfs-init.sh" /bin/busybox | sha256sum | cut -c1-16)
+	stamp=$out.key
+	if [ -e "$out" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$key" ]; then
+		echo "$out"; return 0
+	fi
+	dir=$(mktemp -d "$CACHE/initramfs.XXXXXX")
+	mkdir -p "$dir"/{bin,dev,proc,sys,modules,lower,rw,newroot}
+	cp /bin/busybox "$dir/bin/busybox"
+	cp "$TB_DIR/initramfs-init.sh" "$dir/init"
+	chmod +x "$dir/init"
+	: > "$dir/modules/order"
+	for m in virtio_pci 9pnet_virtio 9p overlay; do
+		modprobe -d "$KROOT" -S "$ABI" --show-depends "$m" ||
+			die "modprobe --show-depends $m failed for $ABI"
+	done | awk '$1 == "insmod" && !seen[$2]++ {print $2}' | while read -r f; do
+		m=$(basename "$f"); m=${m%.xz}; m=${m%.zst}; m=${m%.gz}
+		case "$f" in
+		*.xz) xz -dc "$KROOT${f#"$KROOT"}" > "$dir/modules/$m";;
+		*.zst) zstd -qdc "$KROOT${f#"$KROOT"}" > "$dir/modules/$m";;
+		*.gz) gzip -dc "$KROOT${f#"$KROOT"}" > "$dir/modules/$m";;
+		*) cp "$KROOT${f#"$KROOT"}" "$dir/modules/$m";;
+		esac
+		echo "$m" >> "$dir/modules/order"
+	done
+	mkdir -p "$CACHE/initramfs"
+	(cd "$dir" && find . | cpio -o -H newc --quiet | gzip -1) > "$out.tmp"
+	mv "$out.tmp" "$out"; echo "$key" > "$stamp"
+	rm -rf "$dir"
+	echo "$out"
+}
+
+# ------------------------------------------------------------ test list
+select_scripts() {
+	local f b w ok
+	for f in "$REPO"/tests/vm/*.sh; do
+		[ -e "$f" ] || continue
+		b=$(basename "$f")
+		if [ -n "${VM_TESTS:-}" ]; then
+			ok=0
+			for w in $VM_TESTS; do
+				case "$w" in
+				*[\*\?\[]*) [[ $b == $w ]] && ok=1;;
+				*) [[ $b == *"$w"* ]] && ok=1;;
+				esac
+			done
+			[ $ok = 1 ] || continue
+		fi
+		echo "$f"
+	done | sort
+}
+
+if [ $SHELL_MODE = 0 ] && [ ${#SCRIPTS[@]} -eq 0 ]; then
+	mapfile -t SCRIPTS < <(select_scripts)
+	[ ${#SCRIPTS[@]} -gt 0 ] || die "no test scripts selected (tests/vm/*.sh, VM_TESTS='${VM_TESTS:-}')"
+fi
+
+# ------------------------------------------------------------ one VM at a time (taken before the results dir is reset)
+exec 9>"$CACHE/vm.lock"
+if ! flock -n 9; then
+	log "waiting for another VM to finish ($CACHE/vm.lock)"
+	flock 9
+fi
+
+# ------------------------------------------------------------ guest env
+RESULTS=${RESULTS:-$REPO/build/$LINE/results}
+[ $SHELL_MODE = 1 ] && RESULTS=${RESULTS%/results}/shell
+mkdir -p "$RESULTS"
+RESULTS=$(cd "$RESULTS" && pwd)
+find "$RESULTS" -mindepth 1 -delete
+plugin_dir=$REPO/tc-plugin
+for d in "$REPO/tc-plugin" "$REPO/tc-plugin/out" "$REPO/build/tc-plugin"; do
+	[ -e "$d/q_softmq.so" ] && { plugin_dir=$d; break; }
+done
+tc615=$("$TB_DIR/kernels.sh" path tc615)
+[ -x "$tc615" ] || tc615=""
+tdc=$("$TB_DIR/kernels.sh" path tdc "$LINE")
+[ -e "$tdc/tdc.py" ] || tdc=""
+q() { printf '%q' "$1"; }
+{
+	echo "export SOFTMQ_IN_VM=1"
+	echo "export SOFTMQ_LINE=$(q "$LINE")"
+	echo "export SOFTMQ_KVER=$(q "$ABI")"
+	echo "export SOFTMQ_REPO=$(q "$REPO")"
+	echo "export SOFTMQ_BUILD=$(q "$REPO/build/$LINE")"
+	echo "export SOFTMQ_KO=$(q "$REPO/build/$LINE/softmq/sch_softmq.ko")"
+	echo "export SOFTMQ_TEST_MODULES=$(q "$REPO/build/$LINE/modules")"
+	echo "export TC_LIB_DIR=$(q "$plugin_dir")"
+	echo "export SOFTMQ_TC615=$(q "$tc615")"
+	echo "export SOFTMQ_TDC_DIR=$(q "$tdc")"
+	echo "export SOFTMQ_RESULTS_ROOT=$(q "$RESULTS")"
+	echo "export SOFTMQ_RESULTS=$(q "$RESULTS")"
+	echo "export SOFTMQ_SMP=$SMP"
+	echo "export SOFTMQ_SCRIPT_TIMEOUT=$SCRIPT_TIMEOUT"
+	echo "export SOFTMQ_CACHE=$(q "$CACHE")"
+	echo "export SOFTMQ_VM_MODE=$([ $SHELL_MODE = 1 ] && echo shell || echo test)"
+	echo "export SOFTMQ_VM_TESTS=$(q "${SCRIPTS[*]:-}")"
+} > "$RESULTS/guest.env"
+
+INITRD=$(make_initramfs)
+
+CMDLINE="console=ttyS0 oops=panic panic=-1 loglevel=5 quiet mitigations=off"
+CMDLINE="$CMDLINE softmq_repo=$REPO softmq_results=$RESULTS"
+CMDLINE="$CMDLINE softmq_moddir=$KMODDIR softmq_abi=$ABI $APPEND"
+
+QEMU=(qemu-system-x86_64 -accel tcg,thread=multi -cpu max -smp "$SMP" -m "$MEM"
+	-nodefaults -no-reboot -display none -net none
+	-kernel "$VMLINUZ" -initrd "$INITRD" -append "$CMDLINE"
+	-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
+	-virtfs "local,path=$RESULTS,mount_tag=results,security_model=none,multidevs=remap")
+
+if [ $SHELL_MODE = 1 ]; then
+	log "booting $LINE ($ABI) with an interactive shell; Ctrl-a x kills the VM"
+	exec "${QEMU[@]}" -serial mon:stdio
+fi
+
+# ------------------------------------------------------------ test mode
+BOOT_RE='Kernel panic|Oops|BUG:|rcu_[a-z]+ (self-)?detected stall|rcu: INFO|SOFTMQ-INITRAMFS-FAILED|SOFTMQ-GUEST-FAILED'
+CONSOLE=$RESULTS/console.log
+start_ts=$(now)
+
+# run_vm ATTEMPT: boots once; sets VM_STATE to done|crashed|boot-failed|timeout
+run_vm() {
+	local con=$CONSOLE.$1 pid tailpid t0 ready=0 st
+	: > "$con"
+	t0=$(now)
+	"${QEMU[@]}" -serial "file:$con" < /dev/null > "$con.qemu" 2>&1 &
+	pid=$!
+	tail -n +1 -f --pid=$pid "$con" 2>/dev/null &
+	tailpid=$!
+	VM_STATE=""
+	while kill -0 $pid 2>/dev/null; do
+		sleep 0.5
+		if [ $ready = 0 ]; then
+			if grep -q 'SOFTMQ-GUEST-READY' "$con"; then
+				ready=1
+				log "guest ready after $(( $(now) - t0 ))s"
+			elif grep -qE "$BOOT_RE" "$con"; then
+				sleep 2; VM_STATE=boot-failed; break
+			elif [ $(( $(now) - t0 )) -ge "$BOOT_TIMEOUT" ]; then
+				log "no ready marker after ${BOOT_TIMEOUT}s"
+				VM_STATE=boot-failed; break
+			fi
+		fi
+		if [ $(( $(now) - start_ts )) -ge "$TIMEOUT" ]; then
+			log "wall-clock timeout (${TIMEOUT}s), killing the VM"
+			VM_STATE=timeout; break
+		fi
+	done
+	if kill -0 $pid 2>/dev/null; then
+		kill $pid 2>/dev/null || true
+		sleep 1; kill -9 $pid 2>/dev/null || true
+	fi
+	wait $pid 2>/dev/null || true
+	wait $tailpid 2>/dev/null || true
+	cat "$con" >> "$CONSOLE"
+	if [ -z "$VM_STATE" ]; then
+		if grep -q 'SOFTMQ-GUEST-DONE' "$con"; then VM_STATE=done
+		elif [ $ready = 1 ]; then VM_STATE=crashed
+		else VM_STATE=boot-failed; fi
+	fi
+	[ -s "$con.qemu" ] && sed 's/^/qemu: /' "$con.qemu" >&2
+	log "VM $1 ($LINE, $ABI): $VM_STATE after $(( $(now) - t0 ))s"
+}
+
+: > "$CONSOLE"
+attempt=1
+run_vm $attempt
+if [ "$VM_STATE" = boot-failed ] && [ $RETRY = 1 ]; then
+	log "boot died before the tests started; retrying once (not counted)"
+	grep -E -A3 "$BOOT_RE" "$CONSOLE.1" | head -n 20 | sed 's/^/    /' >&2 || true
+	attempt=2
+	find "$RESULTS" -mindepth 1 ! -name 'console.log*' ! -name guest.env -delete
+	run_vm $attempt
+fi
+
+P=0 F=0 S=0
+if [ -e "$RESULTS/summary" ]; then
+	eval "$(sed 's/^/p_/; s/ / p_/g' "$RESULTS/summary")"
+	P=$p_passed F=$p_failed S=$p_skipped
+elif [ -e "$RESULTS/tally" ]; then
+	read -r P F S < "$RESULTS/tally"
+fi
+case "$VM_STATE" in
+done) ;;
+boot-failed)
+	echo "FAIL vm-$LINE-boot: the guest did not come up (attempts: $attempt), console: ${CONSOLE#"$REPO"/}"
+	grep -E -B2 -A25 "$BOOT_RE" "$CONSOLE.$attempt" | head -n 60 | sed 's/^/    | /' || true
+	F=$((F + 1));;
+crashed|timeout)
+	last=$(grep -a '^=== RUN ' "$CONSOLE.$attempt" | tail -n 1 | sed 's/^=== RUN //')
+	why=$([ "$VM_STATE" = timeout ] && echo "wall-clock timeout" || echo "guest crashed")
+	echo "FAIL ${last:-vm-$LINE}: $why during ${last:-the run}, console: ${CONSOLE#"$REPO"/}"
+	grep -a -E -A40 'Kernel panic|Oops|BUG:|WARNING:|rcu: INFO|detected stall' "$CONSOLE.$attempt" |
+		head -n 80 | sed 's/^/    | /' || true
+	F=$((F + 1));;
+esac
+echo "vm $LINE: $P passed, $F failed, $S skipped ($(( $(now) - start_ts ))s)"
+[ "$F" -eq 0 ]
