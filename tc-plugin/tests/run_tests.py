@@ -15,7 +15,8 @@ Every tc case runs with each tc binary found (Debian's 6.1 and the
 bookworm-backports 6.15; see find_tcs()) and LD_BIND_NOW=1.
 
 Environment: TC_OLD=/path/to/tc (default: tc on PATH), TC_NEW=/path/to/tc
-(default: searched under the repository's cache/), VERBOSE=1.
+(default: $SOFTMQ_TC615, else the test bed's cache/tools/iproute2-bpo/tc,
+else any tc 6.15 under cache/; $SOFTMQ_CACHE moves cache/), VERBOSE=1.
 Prints PASS/FAIL/SKIP lines and ends with "N passed, N failed, N skipped";
 exits 1 if anything failed.
 """
@@ -48,7 +49,8 @@ def result(ok, name, detail=''):
         print('PASS ' + name)
     else:
         counts['fail'] += 1
-        print('FAIL ' + name)
+        first = detail.strip().splitlines()[0] if detail.strip() else ''
+        print('FAIL %s%s' % (name, ': ' + first if first else ''))
         for line in detail.rstrip().splitlines():
             print('    | ' + line)
     sys.stdout.flush()
@@ -56,7 +58,7 @@ def result(ok, name, detail=''):
 
 def skip(name, why, n=1):
     counts['skip'] += n
-    print('SKIP %s (%s)' % (name, why))
+    print('SKIP %s: %s' % (name, why))
 
 
 def tc_version(path):
@@ -78,17 +80,19 @@ def find_tcs():
         tcs.append(('tc-' + v, old))
     else:
         missing.append(('tc (system)', 'no tc binary at %s' % old))
-    new = os.environ.get('TC_NEW')
+    new = os.environ.get('TC_NEW') or os.environ.get('SOFTMQ_TC615')
     if not new:
-        pats = ['cache/**/sbin/tc', 'cache/**/bin/tc']
-        for pat in pats:
-            for cand in sorted(glob.glob(os.path.join(ROOT, pat),
-                                         recursive=True)):
-                cv = tc_version(cand) if os.access(cand, os.X_OK) else None
-                if cv and cv.startswith('6.15'):
-                    new = cand
-                    break
-            if new:
+        # the test bed's cached bookworm-backports tc (a wrapper script),
+        # else any tc 6.15 binary extracted under cache/
+        cache = os.environ.get('SOFTMQ_CACHE') or os.path.join(ROOT, 'cache')
+        cands = [os.path.join(cache, 'tools', 'iproute2-bpo', 'tc')]
+        for pat in ('**/sbin/tc', '**/bin/tc'):
+            cands += sorted(glob.glob(os.path.join(cache, pat),
+                                      recursive=True))
+        for cand in cands:
+            cv = tc_version(cand) if os.access(cand, os.X_OK) else None
+            if cv and cv.startswith('6.15'):
+                new = cand
                 break
     if new:
         nv = tc_version(new) if os.access(new, os.X_OK) else None
@@ -101,7 +105,8 @@ def find_tcs():
             missing.append(('tc-6.15', 'TC_NEW=%s does not run' % new))
     else:
         missing.append(('tc-6.15', 'no bookworm-backports tc 6.15 found: set '
-                        'TC_NEW=/path/to/tc or fetch it into cache/ (test bed)'))
+                        'TC_NEW=/path/to/tc, or fetch it with '
+                        'tests/testbed/kernels.sh tools'))
     return tcs, missing
 
 
@@ -460,6 +465,9 @@ def check_install(tcs):
         libdir = '/' + os.path.dirname(libs[0])
         for label, path in tcs:
             blob = open(path, 'rb').read()
+            m = re.search(rb'exec\s+(/\S+)', blob) if blob[:2] == b'#!' else None
+            if m:   # the test bed's wrapper script: look at the binary
+                blob = open(m.group(1).decode(), 'rb').read()
             dirs = set(m.decode() for m in
                        re.findall(rb'/usr/lib/[\w.-]*/?tc/?(?=\0)', blob))
             result(libdir in dirs or libdir + '/' in dirs,
