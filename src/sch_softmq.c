@@ -543,7 +543,16 @@ static int softmq_parse(struct nlattr *opt, struct softmq_config *cfg,
 	struct nlattr *tb[TCA_SOFTMQ_MAX + 1];
 	int err;
 
-	err = nla_parse_nested(tb, TCA_SOFTMQ_MAX, opt, softmq_policy, extack);
+	/*
+	 * Not nla_parse_nested(): it refuses a nest without NLA_F_NESTED, and
+	 * tc never sets that flag on TCA_OPTIONS (iproute2's addattr_nest()),
+	 * so every "tc qdisc add ... softmq" failed with "NLA_F_NESTED is
+	 * missing".  Take the nest with or without the flag; its contents
+	 * still get strict validation (no unknown types, exact lengths, no
+	 * trailing bytes).
+	 */
+	err = __nla_parse(tb, TCA_SOFTMQ_MAX, nla_data(opt), nla_len(opt),
+			  softmq_policy, NL_VALIDATE_STRICT, extack);
 	if (err < 0)
 		return err;
 
