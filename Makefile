@@ -58,8 +58,10 @@ clean:
 # target).
 INSTALL_MOD_DIR	?= updates
 DEPMOD		?= depmod
-# The release the headers in KDIR are for (KVER if they do not say).
-KREL		= $(shell cat $(KDIR)/include/config/kernel.release 2>/dev/null || echo $(KVER))
+# The release (uname -r) the headers in KDIR are for, KVER if they do not
+# say.  Not include/config/kernel.release: Debian 6.1's says "6.1.192".
+KREL		= $(or $(shell sed -n 's/.*UTS_RELEASE "\(.*\)".*/\1/p' \
+		    $(KDIR)/include/generated/utsrelease.h 2>/dev/null),$(KVER))
 MOD_DEST	= $(DESTDIR)/lib/modules/$(KREL)/$(INSTALL_MOD_DIR)
 SOFTMQ_PKG_VERSION := $(shell cat $(CURDIR)/VERSION)
 
