@@ -57,9 +57,12 @@ resolve() {   # resolve LINE -> image package name (current ABI)
 }
 
 # download PKG... into the current directory (private apt config).
+# A network failure while fetching a sid line exits 2 (counted SKIP).
+NET_FAIL_RC=1
 download() {
-	papt apt-get -q download "$@" >&2 ||
-		die "apt-get download failed: $*"
+	papt apt-get -q download "$@" >&2 && return 0
+	echo "apt-get download failed (offline?): $*" >&2
+	exit $NET_FAIL_RC
 }
 
 cached_env_ok() {   # the line was fetched before and is complete
@@ -76,6 +79,7 @@ fetch_line() {
 	t0=$(now)
 	envf=$(line_env "$line")
 	tc=$(line_toolchain "$line")
+	[ "$tc" = sid ] && NET_FAIL_RC=2
 	mkdir -p "$CACHE/kernels"
 	if ! papt_update; then
 		cached_env_ok "$line" && { log "$line: using cached kernel"; return 0; }
@@ -98,7 +102,10 @@ fetch_line() {
 			echo "sid chroot cannot be made: $(cat "$CACHE/sid-chroot.failed" 2>/dev/null)" >&2
 			exit 2; }
 	fi
-	[ "${SOFTMQ_OFFLINE:-0}" = 1 ] && die "$line: $abi not cached and SOFTMQ_OFFLINE=1"
+	if [ "${SOFTMQ_OFFLINE:-0}" = 1 ]; then
+		echo "$line: $abi not cached and SOFTMQ_OFFLINE=1" >&2
+		exit $NET_FAIL_RC
+	fi
 
 	log "$line: fetching $abi"
 	local img_pkgs hdr_pkgs debs=$CACHE/debs/$abi p

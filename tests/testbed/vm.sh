@@ -14,15 +14,16 @@
 #     --append ARGS      extra kernel command line
 #     --no-prepare       do not fetch/build first (check.sh did it)
 #     --no-retry         do not retry a boot that died before the tests
-#   SCRIPT...            test scripts to run (default: tests/vm/*.sh,
-#                        filtered by VM_TESTS; a python3 test is a *.sh
-#                        file with a python3 shebang, mode +x)
+#   SCRIPT...            test scripts to run (default: tests/vm/NN-*.sh,
+#                        i.e. names starting with a digit, filtered by
+#                        VM_TESTS; a python3 test is such a file with a
+#                        python3 shebang, mode +x; helpers have other names)
 #   VM_TESTS="glob..."   select scripts by basename glob (a word without
 #                        glob characters matches as a substring)
 #
 # Guest: the host's / read-only (9p) + tmpfs overlay, the results dir
 # read-write at the same path, -net none, oops=panic panic=-1.  Only one VM
-# at a time (flock on $CACHE/vm.lock).  Ends with
+# at a time (flock on $CACHE/vm.lock, or $SOFTMQ_VM_LOCK).  Ends with
 #   vm <line>: N passed, N failed, N skipped
 # and exits 1 if anything failed (a boot that fails twice is a FAIL).
 set -euo pipefail
@@ -101,7 +102,7 @@ make_initramfs() {
 # ------------------------------------------------------------ test list
 select_scripts() {
 	local f b w ok
-	for f in "$REPO"/tests/vm/*.sh; do
+	for f in "$REPO"/tests/vm/[0-9]*.sh; do
 		[ -e "$f" ] || continue
 		b=$(basename "$f")
 		if [ -n "${VM_TESTS:-}" ]; then
@@ -120,14 +121,17 @@ select_scripts() {
 
 if [ $SHELL_MODE = 0 ] && [ ${#SCRIPTS[@]} -eq 0 ]; then
 	mapfile -t SCRIPTS < <(select_scripts)
-	[ ${#SCRIPTS[@]} -gt 0 ] || die "no test scripts selected (tests/vm/*.sh, VM_TESTS='${VM_TESTS:-}')"
+	[ ${#SCRIPTS[@]} -gt 0 ] || die "no test scripts selected (tests/vm/[0-9]*.sh, VM_TESTS='${VM_TESTS:-}')"
 fi
 
 # ------------------------------------------------------------ one VM at a time (taken before the results dir is reset)
-exec 9>"$CACHE/vm.lock"
+VM_LOCK=${SOFTMQ_VM_LOCK:-$CACHE/vm.lock}
+exec 9>"$VM_LOCK"
 if ! flock -n 9; then
-	log "waiting for another VM to finish ($CACHE/vm.lock)"
+	log "waiting for another VM to finish ($VM_LOCK)"
+	lock_t0=$(now)
 	flock 9
+	log "got the VM lock after $(( $(now) - lock_t0 ))s"
 fi
 
 # ------------------------------------------------------------ guest env

@@ -1,0 +1,131 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# `make check`: every test softmq has, on a fresh Debian 12 machine.
+#
+#   tests/check.sh [LINE...]        default lines: 6.1 6.12 7.2 7.2-rt
+#
+# 1. installs missing Debian packages (root; otherwise prints the command)
+# 2. userspace suites: make -C tests/ring check, make -C tc-plugin check
+#    (when their Makefiles exist)
+# 3. per kernel line: fetch the Debian kernel (tests/testbed/kernels.sh),
+#    build sch_softmq.ko + test modules with W=1 (tests/testbed/build.sh),
+#    boot it under QEMU and run tests/vm/*.sh (tests/testbed/vm.sh)
+# Each step's cases are counted; a line that cannot be done here (no sid
+# chroot offline) is a counted SKIP with its reason.  Prints
+# "<line>: N passed, N failed, N skipped" per line and the total
+# "N passed, N failed, N skipped" as the very last line; exits 1 if
+# anything failed.  Env: VM_TESTS (select tests/vm scripts), SOFTMQ_CACHE,
+# SOFTMQ_OFFLINE=1, VM_SMP, VM_MEM.
+set -uo pipefail
+. "$(dirname "$0")/testbed/lib.sh"
+
+LINES=("$@")
+[ ${#LINES[@]} -gt 0 ] || LINES=(6.1 6.12 7.2 7.2-rt)
+LOGDIR=$REPO/build/check
+mkdir -p "$LOGDIR"
+T0=$(now)
+TP=0 TF=0 TS=0
+SUMMARY=()
+
+# count FILE: add the PASS/FAIL/SKIP lines of FILE to P F S
+count() {
+	P=$((P + $(grep -c '^PASS ' "$1" || true)))
+	F=$((F + $(grep -c '^FAIL ' "$1" || true)))
+	S=$((S + $(grep -c '^SKIP ' "$1" || true)))
+}
+# summary_of FILE: add the last "N passed, N failed[, N skipped]" of FILE
+summary_of() {
+	local l
+	l=$(grep -E '^(vm [^:]*: )?[0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?' "$1" | tail -n 1)
+	[ -n "$l" ] || return 1
+	l=${l#vm *: }
+	set -- $(echo "$l" | sed -E 's/([0-9]+) passed, ([0-9]+) failed(, ([0-9]+) skipped)?.*/\1 \2 \4/')
+	P=$((P + $1)); F=$((F + $2)); S=$((S + ${3:-0}))
+}
+finish_group() {   # finish_group NAME SECONDS
+	echo "$1: $P passed, $F failed, $S skipped (${2}s)"
+	SUMMARY+=("$1: $P passed, $F failed, $S skipped (${2}s)")
+	TP=$((TP + P)); TF=$((TF + F)); TS=$((TS + S))
+}
+
+echo "== softmq check: lines ${LINES[*]} (cache: $CACHE)"
+# ------------------------------------------------------------ packages
+# shellcheck disable=SC2086
+if ! need_pkgs $HOST_PKGS; then
+	echo "FAIL host-packages: missing Debian packages (see above)"
+	echo "0 passed, 1 failed, 0 skipped"
+	exit 1
+fi
+
+# ------------------------------------------------------------ tools
+P=0 F=0 S=0; t=$(now)
+"$TB_DIR/kernels.sh" tools > "$LOGDIR/tools.log" 2>&1
+rc=$?
+if [ $rc -eq 0 ]; then echo "PASS fetch-tools"; P=1
+else
+	tail -n 5 "$LOGDIR/tools.log" | sed 's/^/    /'
+	echo "FAIL fetch-tools: tc 6.15 / linux-source extracts (log: build/check/tools.log)"; F=1
+fi
+"$TB_DIR/build.sh" plugin > "$LOGDIR/plugin-build.log" 2>&1
+cat "$LOGDIR/plugin-build.log"; count "$LOGDIR/plugin-build.log"
+finish_group setup $(( $(now) - t ))
+
+# ------------------------------------------------------------ userspace
+TC615=$("$TB_DIR/kernels.sh" path tc615)
+for suite in tests/ring tc-plugin; do
+	[ -e "$REPO/$suite/Makefile" ] || { echo "(no $suite/Makefile: suite skipped)"; continue; }
+	P=0 F=0 S=0; t=$(now)
+	logf=$LOGDIR/$(echo "$suite" | tr / -).log
+	echo "== make -C $suite check"
+	if [ -x "$TC615" ]; then export TC_NEW=$TC615; fi
+	make -C "$REPO/$suite" check > "$logf" 2>&1
+	rc=$?
+	grep -E '^(FAIL|SKIP) ' "$logf" | head -n 40
+	if ! summary_of "$logf"; then
+		count "$logf"
+		[ $((P + F + S)) -gt 0 ] || tail -n 10 "$logf" | sed 's/^/    /'
+	fi
+	if [ $rc -ne 0 ] && [ $F -eq 0 ]; then
+		tail -n 10 "$logf" | sed 's/^/    /'
+		echo "FAIL $suite: make check exited with status $rc (log: ${logf#"$REPO"/})"
+		F=$((F + 1))
+	fi
+	finish_group "$suite" $(( $(now) - t ))
+done
+
+# ------------------------------------------------------------ kernel lines
+for line in "${LINES[@]}"; do
+	P=0 F=0 S=0; t=$(now)
+	echo "== kernel line $line"
+	logf=$LOGDIR/$line-fetch.log
+	"$TB_DIR/kernels.sh" fetch "$line" > "$logf" 2>&1
+	rc=$?
+	grep -v '^Get:' "$logf" | tail -n 5
+	if [ $rc -eq 2 ]; then
+		why=$(grep -v '^\[testbed\]' "$logf" | tail -n 1)
+		echo "SKIP line-$line: ${why:-cannot be done here}"
+		S=1; finish_group "$line" $(( $(now) - t )); continue
+	elif [ $rc -ne 0 ]; then
+		echo "FAIL fetch-$line: could not fetch the kernel (log: ${logf#"$REPO"/})"
+		F=1; finish_group "$line" $(( $(now) - t )); continue
+	fi
+	tf=$(( $(now) - t ))
+	logf=$LOGDIR/$line-build.log
+	"$TB_DIR/build.sh" "$line" > "$logf" 2>&1
+	cat "$logf"; count "$logf"
+	tb=$(( $(now) - t - tf ))
+	logf=$LOGDIR/$line-vm.log
+	"$TB_DIR/vm.sh" --kernel "$line" --no-prepare ${VM_SMP:+--smp $VM_SMP} \
+		${VM_MEM:+--mem $VM_MEM} 2>&1 | tee "$logf"
+	if ! summary_of "$logf"; then
+		echo "FAIL vm-$line: the VM run printed no summary (log: ${logf#"$REPO"/})"
+		F=$((F + 1))
+	fi
+	echo "($line: fetch ${tf}s, build ${tb}s, vm $(( $(now) - t - tf - tb ))s)"
+	finish_group "$line" $(( $(now) - t ))
+done
+
+echo "== summary ($(( $(now) - T0 ))s)"
+printf '%s\n' "${SUMMARY[@]}"
+echo "$TP passed, $TF failed, $TS skipped"
+[ $TF -eq 0 ]
