@@ -14,6 +14,9 @@
 #     --append ARGS      extra kernel command line
 #     --no-prepare       do not fetch/build first (check.sh did it)
 #     --no-retry         do not retry a boot that died before the tests
+#     --icount SHIFT     deterministic time: single-threaded TCG with
+#                        -icount shift=SHIFT,sleep=off (shift=0: one guest
+#                        ns = one guest instruction); use with --smp 1
 #   SCRIPT...            test scripts to run (default: tests/vm/NN-*.sh,
 #                        i.e. names starting with a digit, filtered by
 #                        VM_TESTS; a python3 test is such a file with a
@@ -30,7 +33,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 LINE=6.12 SMP=2 MEM=2048 TIMEOUT=2400 BOOT_TIMEOUT=240 SCRIPT_TIMEOUT=900
-RESULTS="" SHELL_MODE=0 APPEND="" PREPARE=1 RETRY=1
+RESULTS="" SHELL_MODE=0 APPEND="" PREPARE=1 RETRY=1 ICOUNT=""
 SCRIPTS=()
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -45,6 +48,7 @@ while [ $# -gt 0 ]; do
 	--append) APPEND=$2; shift 2;;
 	--no-prepare) PREPARE=0; shift;;
 	--no-retry) RETRY=0; shift;;
+	--icount) ICOUNT=$2; shift 2;;
 	-h|--help) sed -n '3,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0;;
 	-*) die "unknown option $1 (--help)";;
 	*) SCRIPTS+=("$(realpath "$1")"); shift;;
@@ -175,7 +179,9 @@ CMDLINE="console=ttyS0 oops=panic panic=-1 loglevel=5 quiet mitigations=off"
 CMDLINE="$CMDLINE softmq_repo=$REPO softmq_results=$RESULTS"
 CMDLINE="$CMDLINE softmq_moddir=$KMODDIR softmq_abi=$ABI $APPEND"
 
-QEMU=(qemu-system-x86_64 -accel tcg,thread=multi -cpu max -smp "$SMP" -m "$MEM"
+ACCEL=(-accel tcg,thread=multi)
+[ -n "$ICOUNT" ] && ACCEL=(-accel tcg,thread=single -icount "shift=$ICOUNT,sleep=off")
+QEMU=(qemu-system-x86_64 "${ACCEL[@]}" -cpu max -smp "$SMP" -m "$MEM"
 	-nodefaults -no-reboot -display none -net none
 	-kernel "$VMLINUZ" -initrd "$INITRD" -append "$CMDLINE"
 	-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
