@@ -49,7 +49,7 @@ while [ $# -gt 0 ]; do
 	--no-prepare) PREPARE=0; shift;;
 	--no-retry) RETRY=0; shift;;
 	--icount) ICOUNT=$2; shift 2;;
-	-h|--help) sed -n '3,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0;;
+	-h|--help) sed -n '3,31p' "$0" | sed 's/^# \{0,1\}//'; exit 0;;
 	-*) die "unknown option $1 (--help)";;
 	*) SCRIPTS+=("$(realpath "$1")"); shift;;
 	esac
