@@ -5,7 +5,8 @@
 # the tree in OUT/src/, so nothing is written next to the repository, then
 # run lintian on them.
 #
-#   debian/build-debs.sh [OUT]      OUT defaults to build/deb (in the repo)
+#   debian/build-debs.sh [--no-lintian] [OUT]
+#                                   OUT defaults to build/deb (in the repo)
 #
 # OUT/ gets the .deb files, the .changes/.buildinfo, build.log and
 # lintian.txt.  Installs the build dependencies with apt-get when run as
@@ -14,6 +15,8 @@
 # lintian.txt; each one we keep is explained in debian/*.lintian-overrides).
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
+LINTIAN=1
+[ "${1:-}" = --no-lintian ] && { LINTIAN=0; shift; }
 OUT=${1:-build/deb}
 case "$OUT" in /*) ;; *) OUT=$REPO/$OUT;; esac
 
@@ -21,7 +24,8 @@ say() { printf 'build-debs: %s\n' "$*" >&2; }
 die() { say "ERROR: $*"; exit 1; }
 
 # --------------------------------------------------------- build dependencies
-DEPS="dpkg-dev debhelper dh-dkms lintian make gcc libc6-dev"
+DEPS="dpkg-dev debhelper dh-dkms make gcc libc6-dev"
+[ $LINTIAN = 1 ] && DEPS="$DEPS lintian"
 missing=""
 for p in $DEPS; do
 	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' ||
@@ -62,6 +66,12 @@ fi
 mv "$OUT"/src/*.deb "$OUT"/src/*.changes "$OUT"/src/*.buildinfo "$OUT"/
 rm -rf "$OUT/src"
 
+say "packages:"
+for f in "$OUT"/*.deb; do
+	printf '  %s  %s bytes\n' "${f#"$REPO"/}" "$(stat -c %s "$f")" >&2
+done
+[ $LINTIAN = 1 ] || exit 0
+
 # --------------------------------------------------------- lintian
 changes=$(ls "$OUT"/softmq_*.changes)
 lrc=0
@@ -72,10 +82,6 @@ if [ "$(id -u)" = 0 ] && runuser -u nobody -- test -r "$changes"; then
 	lint=(runuser -u nobody -- env HOME=/tmp TMPDIR=/tmp "${lint[@]}")
 fi
 "${lint[@]}" > "$OUT/lintian.txt" 2>&1 || lrc=$?
-say "packages:"
-for f in "$OUT"/*.deb; do
-	printf '  %s  %s bytes\n' "${f#"$REPO"/}" "$(stat -c %s "$f")" >&2
-done
 say "lintian -I --pedantic --show-overrides (${OUT#"$REPO"/}/lintian.txt):"
 if grep -q '^[EWIPX]:' "$OUT/lintian.txt"; then
 	sed 's/^/  /' "$OUT/lintian.txt" >&2

@@ -4,7 +4,8 @@
 # dkms add/build/install/uninstall/remove in private trees, make deb +
 # lintian.  Nothing here touches the machine's /lib/modules, /usr/src,
 # /var/lib/dkms or dpkg database; loading, autoload and dpkg -i are tested
-# inside the VM (tests/vm/80-install-*.sh).
+# inside the VM (tests/vm/80-install-*.sh), which installs the packages
+# this leaves in build/deb/ (as `make deb` does).
 #
 #   tests/install/check.sh [LINE...]      default: 6.1 6.12 7.2 7.2-rt
 #
@@ -274,7 +275,8 @@ check install-no-machine-mok-key "a MOK key appeared in /var/lib/dkms" \
 
 # ---------------------------------------------------------------- make deb
 deb_checks() {
-	local out=$TMP/deb log=$TMP/deb.log dd tc f
+	# Into make deb's own output dir: the VM test installs these.
+	local out=$REPO/build/deb log=$TMP/deb.log dd tc f
 	if [ "${SOFTMQ_INSTALL_NO_DEB:-0}" = 1 ]; then skip install-deb "SOFTMQ_INSTALL_NO_DEB=1"; return; fi
 	if ! "$REPO/debian/build-debs.sh" "$out" > "$log" 2>&1; then
 		if grep -q 'missing packages' "$log"; then skip install-deb "$(grep 'missing packages' "$log")"
@@ -305,10 +307,6 @@ deb_checks() {
 	f=$(grep -E '^[EW]:' "$out/lintian.txt")
 	check install-deb-lintian "lintian errors/warnings: $f" test -z "$f"
 	grep -E '^[IPXO]:' "$out/lintian.txt" | sed 's/^/    lintian /'
-	# Keep the packages where make deb puts them only if the caller asks.
-	if [ -n "${SOFTMQ_INSTALL_DEB_OUT:-}" ]; then
-		mkdir -p "$SOFTMQ_INSTALL_DEB_OUT" && cp "$out"/*.deb "$out/lintian.txt" "$SOFTMQ_INSTALL_DEB_OUT/"
-	fi
 }
 deb_checks
 
