@@ -16,6 +16,7 @@
 # "N passed, N failed, N skipped" as the very last line; exits 1 if
 # anything failed.  Env: VM_TESTS (select tests/vm scripts), SOFTMQ_CACHE,
 # SOFTMQ_OFFLINE=1, VM_SMP, VM_MEM.
+{ # parsed whole before it runs: editing this file cannot break a running copy
 set -uo pipefail
 . "$(dirname "$0")/testbed/lib.sh"
 
@@ -129,3 +130,5 @@ echo "== summary ($(( $(now) - T0 ))s)"
 printf '%s\n' "${SUMMARY[@]}"
 echo "$TP passed, $TF failed, $TS skipped"
 [ $TF -eq 0 ]
+exit
+}

@@ -8,6 +8,7 @@
 #   tests/demo.sh [LINE]      default 6.12; also 6.1 7.2 7.2-rt
 #   DEMO_COUNT=N              pktgen packets per thread (default 20000)
 #   VM_SMP=N                  vCPUs (default 2)
+{ # parsed whole before it runs: editing this file cannot break a running copy
 set -uo pipefail
 . "$(dirname "$0")/testbed/lib.sh"
 
@@ -26,3 +27,5 @@ fi
 export DEMO_COUNT=${DEMO_COUNT:-20000}
 exec "$TB_DIR/vm.sh" --kernel "$LINE" --no-prepare ${VM_SMP:+--smp "$VM_SMP"} \
 	--results "$REPO/build/$LINE/demo" "$TB_DIR/demo-guest.sh"
+exit
+}

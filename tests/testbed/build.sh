@@ -12,6 +12,7 @@
 # W=1; any "warning:" (compiler or modpost) fails that build.
 # Prints one protocol line per build: PASS <name> / FAIL <name>: <why>;
 # exits non-zero if anything failed.
+{ # parsed whole before it runs: editing this file cannot break a running copy
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -31,9 +32,12 @@ kmake() {
 }
 
 # build_one NAME SRCDIR... DEST: copy the sources into DEST and build there.
+# Built in DEST.new and swapped in at the end, so a VM of another run that
+# loads DEST/*.ko meanwhile never sees a half-built tree.
 build_one() {
-	local name=$1 dest=${*: -1} logf rc=0 nwarn ko
+	local final=${*: -1} name=$1 dest logf rc=0 nwarn ko
 	local srcs=("${@:2:$#-2}")
+	dest=$final.new
 	logf=$OUT/logs/$name.log
 	rm -rf "$dest"; mkdir -p "$dest" "$OUT/logs"
 	# Sources only: leave out build products of an in-tree `make`.
@@ -42,6 +46,10 @@ build_one() {
 		--exclude=modules.order --exclude=Module.symvers \
 		--exclude=.tmp_versions "${srcs[@]}" | tar -x -C "$dest"
 	kmake "$dest" "$logf" || rc=$?
+	rm -rf "$final.old"
+	[ -e "$final" ] && mv "$final" "$final.old"
+	mv "$dest" "$final"; rm -rf "$final.old"
+	dest=$final
 	nwarn=$(grep -ci 'warning:' "$logf" || true)
 	ko=$(find "$dest" -maxdepth 1 -name '*.ko' | head -n 1)
 	if [ $rc -ne 0 ] || [ -z "$ko" ]; then
@@ -95,6 +103,8 @@ if [ "$TOOLCHAIN" = host ]; then
 fi
 OUT=$REPO/build/$LINE
 mkdir -p "$OUT"
+exec 7>"$OUT/.build.lock"
+flock 7
 
 # Test-only modules first: they tell whether the toolchain itself works.
 for d in "$REPO"/tests/modules/*/; do
@@ -113,3 +123,5 @@ else
 fi
 
 [ $fails -eq 0 ]
+exit
+}

@@ -7,6 +7,7 @@
 # All addresses are 198.18.0.0/15 (benchmarking range); the VM has no
 # network, nothing leaves it.  Numbers are QEMU TCG numbers: only the
 # ratio between qdiscs in this one run means anything.
+{ # parsed whole before it runs: editing this file cannot break a running copy
 set -u
 NCPU=$(nproc)
 COUNT=${DEMO_COUNT:-20000}
@@ -112,3 +113,5 @@ say "unload"
 rmmod pktgen 2>/dev/null
 step rmmod run rmmod sch_softmq
 exit 0
+exit
+}

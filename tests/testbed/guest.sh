@@ -4,6 +4,7 @@
 # read-only with a tmpfs overlay).  Sets up the system, reads the run's
 # settings from $softmq_results/guest.env (written by vm.sh), then runs the
 # harness over the selected tests (or an interactive shell) and powers off.
+{ # parsed whole before it runs: editing this file cannot break a running copy
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=${TERM:-linux}
 
@@ -54,3 +55,5 @@ fi
 rc=$?
 echo "SOFTMQ-GUEST-DONE rc=$rc"
 exit 0
+exit
+}

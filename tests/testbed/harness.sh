@@ -24,6 +24,7 @@
 #
 # Ends with "N passed, N failed, N skipped" alone on the last line; exits 1
 # if anything failed.  Also writes DIR/summary and DIR/cases.txt.
+{ # parsed whole before it runs: editing this file cannot break a running copy
 set -u
 
 SPLAT_RE='BUG:|WARNING:|Oops|KASAN|UBSAN|KCSAN|possible circular|inconsistent lock|possible recursive locking|rcu_[a-z]+ (self-)?detected stall|rcu: INFO|list_(del|add) corruption|refcount_t:|kernel BUG at|general protection fault|soft lockup|hard LOCKUP|blocked for more than|scheduling while atomic|sleeping function called from invalid context|kmemleak: [0-9]+ new suspected'
@@ -168,3 +169,5 @@ done
 echo "passed=$npass failed=$nfail skipped=$nskip" > "$RESULTS/summary"
 echo "$npass passed, $nfail failed, $nskip skipped"
 [ $nfail -eq 0 ]
+exit
+}

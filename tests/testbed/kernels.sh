@@ -20,6 +20,7 @@
 # Lines: 6.1 6.12 7.2 7.2-rt (6.x = bookworm builds, 7.x = sid builds).
 # Exit 2 means "cannot be done here" (e.g. sid chroot impossible offline):
 # callers count that as a SKIP, with the reason printed on stderr.
+{ # parsed whole before it runs: editing this file cannot break a running copy
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -94,6 +95,7 @@ fetch_line() {
 	abi=${img#linux-image-}
 	kdir=$CACHE/kernels/$abi
 	if cached_env_ok "$line" && grep -qx "ABI=$abi" "$envf"; then
+		fix_links "$envf"
 		log "$line: $abi (cached)"
 		return 0
 	fi
@@ -163,8 +165,33 @@ KMODDIR=$kdir/root/lib/modules/$abi
 KDIR=$kd
 TOOLCHAIN=$tc
 EOF
+	fix_links "$envf"
 	prune
 	log "$line: $abi ready in $(( $(now) - t0 ))s"
+}
+
+# fix_links ENVFILE: lib/modules/<abi>/{build,source} point at /usr/src
+# (absolute): point them at the extracted headers (or the sid chroot's),
+# so `make -C /lib/modules/$(uname -r)/build` works on the host and in the
+# guest, where this dir is bind-mounted at /lib/modules/<abi>.
+fix_links() {
+	local LINE ABI KROOT VMLINUZ KMODDIR KDIR TOOLCHAIN l t base
+	# shellcheck disable=SC1090
+	. "$1"
+	base=$KROOT
+	[ "$TOOLCHAIN" = sid ] && base=$SID_ROOT
+	for l in build source; do
+		[ -L "$KMODDIR/$l" ] || continue
+		t=$(readlink "$KMODDIR/$l")
+		case "$t" in
+		/usr/src/*) ln -sfn "$base$t" "$KMODDIR/$l";;
+		../../../src/*) ln -sfn "$base/usr/src/${t#../../../src/}" "$KMODDIR/$l";;
+		esac
+	done
+	# 7.x: the headers are only in the sid chroot
+	if [ "$TOOLCHAIN" = sid ] && [ ! -e "$KMODDIR/build" ] && [ -d "$SID_ROOT$KDIR" ]; then
+		ln -sfn "$SID_ROOT$KDIR" "$KMODDIR/build"
+	fi
 }
 
 prune() {   # drop kernels no line refers to any more
@@ -304,3 +331,5 @@ path) path_of "$@" ;;
 resolve) papt_update >/dev/null; resolve "${1:?LINE}" ;;
 *) sed -n '3,21p' "$0" | sed 's/^# \{0,1\}//'; exit 1 ;;
 esac
+exit
+}

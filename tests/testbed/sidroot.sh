@@ -10,6 +10,7 @@
 #                                     bind-mounted at the same path; nothing
 #                                     stays mounted afterwards
 #   sidroot.sh status                 "ready", or why it is not
+{ # parsed whole before it runs: editing this file cannot break a running copy
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -109,3 +110,5 @@ status)
 	else echo "not created yet"; exit 1; fi ;;
 *) die "usage: $0 create|install-debs DEB...|run [--bind DIR]... -- CMD...|status" ;;
 esac
+exit
+}

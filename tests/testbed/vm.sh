@@ -29,6 +29,7 @@
 # at a time (flock on $CACHE/vm.lock, or $SOFTMQ_VM_LOCK).  Ends with
 #   vm <line>: N passed, N failed, N skipped
 # and exits 1 if anything failed (a boot that fails twice is a FAIL).
+{ # parsed whole before it runs: editing this file cannot break a running copy
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -275,3 +276,5 @@ crashed|timeout)
 esac
 echo "vm $LINE: $P passed, $F failed, $S skipped ($(( $(now) - start_ts ))s)"
 [ "$F" -eq 0 ]
+exit
+}

@@ -7,6 +7,7 @@
 # that hangs past its timeout.  The outer cases PASS only when the nested
 # run judged those inner ones FAIL (with the splat printed) — so the normal
 # suite stays green while the failure paths are exercised on every line.
+{ # parsed whole before it runs: editing this file cannot break a running copy
 H=$SOFTMQ_REPO/tests/testbed/harness.sh
 WARNME=$SOFTMQ_TEST_MODULES/warnme/warnme.ko
 dir=$(mktemp -d /tmp/softmq-selftest.XXXXXX)
@@ -73,3 +74,5 @@ check selftest-timeout-fails "a hung script was not failed by its timeout" \
 check selftest-splat-attributed "the splat was blamed on the wrong script" \
 	bash -c '! grep -qE "^FAIL inner-(ok|exit|hang).sh: kernel splat" <<<"$1"' _ "$out"
 exit 0
+exit
+}
