@@ -1,0 +1,436 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""The lifecycle cases of tests/vm/10-lifecycle.sh (run by it, in the VM).
+
+For each key mode (flow, cpu): add as root on a dummy, a veth and a 4-queue
+veth; show; change every parameter; replace; a table of bad values on
+change and on add (each: error, extack message that names the attribute or
+points at it, state unchanged); delete.  Then module life: rmmod refused
+while an instance exists, rmmod, add fails while unloaded, reload.
+Netlink is driven by smq.py directly (the tc plugin is checked separately
+in tc_cases()).
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import smq as smqmod  # noqa: E402
+
+KO = os.environ.get("SMQ_KO", "")
+TC_LIB_DIR = os.environ.get("TC_LIB_DIR", "")
+TC615 = os.environ.get("SMQ_TC615", "")
+
+NFAIL = 0
+
+
+def out(line):
+    print(line, flush=True)
+
+
+def PASS(name, info=""):
+    out("PASS %s%s" % (name, " (%s)" % info if info else ""))
+
+
+def FAIL(name, why):
+    global NFAIL
+    NFAIL += 1
+    out("FAIL %s: %s" % (name, why))
+
+
+def SKIP(name, why):
+    out("SKIP %s: %s" % (name, why))
+
+
+def check(name, ok, why, info=""):
+    if ok:
+        PASS(name, info)
+    else:
+        FAIL(name, why)
+    return ok
+
+
+def sh(*cmd, check_rc=False, env=None):
+    p = subprocess.run(list(cmd), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True, env=env)
+    if check_rc and p.returncode:
+        raise RuntimeError("%s: rc %d: %s" % (" ".join(cmd), p.returncode, p.stderr))
+    return p
+
+
+def loaded():
+    return os.path.isdir("/sys/module/sch_softmq")
+
+
+def refcnt():
+    try:
+        return int(open("/sys/module/sch_softmq/refcnt").read())
+    except OSError:
+        return -1
+
+
+S = None            # smqmod.Softmq()
+ATTRS = {}
+XSTATS_LEN = 0
+
+
+def xstats_len(fields):
+    off, align = 0, 1
+    for _sign, bits, _name in fields:
+        size = int(bits) // 8
+        off = (off + size - 1) // size * size + size
+        align = max(align, size)
+    return (off + align - 1) // align * align
+
+
+def root(dev):
+    return S.find(dev, "root")
+
+
+def state(dev):
+    """What must not change on a refused request."""
+    q = root(dev)
+    if q is None:
+        return None
+    return {"kind": q["kind"], "handle": q["handle"], "options": q.get("options"),
+            "reconfigs": q.get("xstats", {}).get("reconfigs")}
+
+
+def defaults(key, dev="smqd0"):
+    mtu = int(open("/sys/class/net/%s/mtu" % dev).read())
+    return {"flows": 1024, "depth": 64, "quantum": mtu + 14, "bands": 3, "key": key}
+
+
+def setup_devs():
+    for d in ("smqd0", "smqd1", "smqv0", "smqm0"):
+        sh("ip", "link", "del", d)
+    sh("modprobe", "dummy", "numdummies=0")
+    sh("modprobe", "veth")
+    sh("ip", "link", "add", "smqd0", "type", "dummy", check_rc=True)
+    sh("ip", "link", "add", "smqd1", "type", "dummy", check_rc=True)
+    sh("ip", "link", "add", "smqv0", "type", "veth", "peer", "name", "smqv1", check_rc=True)
+    sh("ip", "link", "add", "smqm0", "numtxqueues", "4", "numrxqueues", "4", "type", "veth",
+       "peer", "name", "smqm1", "numtxqueues", "4", "numrxqueues", "4", check_rc=True)
+    for d in ("smqd0", "smqd1", "smqv0", "smqv1", "smqm0", "smqm1"):
+        sh("ip", "link", "set", d, "up", check_rc=True)
+
+
+def add_cases(key):
+    ok_all = True
+    for dev, what in (("smqd0", "dummy"), ("smqv0", "veth"), ("smqm0", "veth4q")):
+        name = "lifecycle-%s-add-%s" % (key, what)
+        before = root(dev)
+        r = S.qdisc("add", dev, ["root", "key", key])
+        if r["rc"]:
+            FAIL(name, "add failed: %s %s" % (os.strerror(r["rc"]), r["msg"]))
+            ok_all = False
+            continue
+        qs = S.show(dev)
+        q = [x for x in qs if x["parent"] == "root"]
+        q = q[0] if q else {}
+        exp = defaults(key, dev)
+        problems = []
+        if q.get("kind") != "softmq":
+            problems.append("root is %s" % q.get("kind"))
+        if q.get("options") != exp:
+            problems.append("options %s, expected %s" % (q.get("options"), exp))
+        if len(qs) != 1:
+            problems.append("%d qdiscs on the device (expected the root alone): %s" %
+                            (len(qs), [x["kind"] for x in qs]))
+        if q.get("xstats_len") != XSTATS_LEN:
+            problems.append("xstats %s bytes, uapi says %d" % (q.get("xstats_len"), XSTATS_LEN))
+        xs = q.get("xstats", {})
+        if xs.get("allocated_rings") != 0:
+            # IPv6 is off and nothing sends: rings are allocated on first use
+            problems.append("allocated_rings %s on an idle instance" % xs.get("allocated_rings"))
+        if problems:
+            FAIL(name, "; ".join(problems) + " (was %s)" % (before or {}).get("kind"))
+            ok_all = False
+        else:
+            PASS(name, "was %s" % (before or {}).get("kind"))
+    return ok_all
+
+
+def change_cases(key):
+    dev = "smqd0"
+    other = "cpu" if key == "flow" else "flow"
+    steps = [("flows", ["flows", "16"], {"flows": 16}),
+             ("depth", ["depth", "256"], {"depth": 256}),
+             ("quantum", ["quantum", "3000"], {"quantum": 3000}),
+             ("bands", ["bands", "1"], {"bands": 1}),
+             ("key", ["key", other], {"key": other}),
+             ("all-back", ["flows", "1024", "depth", "64", "quantum", "1514", "bands", "3",
+                           "key", key], defaults(key)),
+             ("flows-max", ["flows", "65536", "depth", "1"], {"flows": 65536, "depth": 1}),
+             ("depth-max", ["flows", "16", "depth", "4096"], {"flows": 16, "depth": 4096}),
+             ("min", ["flows", "1", "depth", "1", "quantum", "64"],
+              {"flows": 1, "depth": 1, "quantum": 64}),
+             ("back", ["flows", "1024", "depth", "64", "quantum", "1514", "bands", "3",
+                       "key", key], defaults(key))]
+    for label, words, delta in steps:
+        name = "lifecycle-%s-change-%s" % (key, label)
+        before = state(dev)
+        r = S.qdisc("change", dev, ["root"] + words)
+        after = state(dev)
+        exp = dict(before["options"])
+        exp.update(delta)
+        if r["rc"]:
+            FAIL(name, "refused: %s: %s" % (os.strerror(r["rc"]), r["msg"]))
+        elif after["options"] != exp:
+            FAIL(name, "options %s, expected %s" % (after["options"], exp))
+        elif after["handle"] != before["handle"] or after["kind"] != "softmq":
+            FAIL(name, "a different qdisc now: %s" % after)
+        else:
+            PASS(name, "reconfigs %s->%s" % (before["reconfigs"], after["reconfigs"]))
+    name = "lifecycle-%s-change-nested-flag" % key
+    before = state(dev)
+    r = S.qdisc("change", dev, ["root", "nestedflag", "flows", "64"])
+    after = state(dev)
+    r2 = S.qdisc("change", dev, ["root", "flows", str(before["options"]["flows"])])
+    check(name, r["rc"] == 0 and after["options"]["flows"] == 64 and r2["rc"] == 0,
+          "TCA_OPTIONS with NLA_F_NESTED: rc %d %s, options %s" % (r["rc"], r["msg"],
+                                                                 after["options"]))
+    for label, words in (("empty", ["emptyopts"]), ("noopts", ["noopts"])):
+        name = "lifecycle-%s-change-%s" % (key, label)
+        before = state(dev)
+        r = S.qdisc("change", dev, ["root"] + words)
+        after = state(dev)
+        check(name, r["rc"] == 0 and after == before,
+              "rc %d (%s), state %s -> %s" % (r["rc"], r["msg"], before, after))
+
+
+def replace_cases(key):
+    dev = "smqd0"
+    name = "lifecycle-%s-replace-same-kind" % key
+    before = state(dev)
+    r = S.qdisc("replace", dev, ["root", "flows", "8", "quantum", "2000", "key", key])
+    after = state(dev)
+    exp = dict(before["options"], flows=8, quantum=2000)
+    check(name, r["rc"] == 0 and after["options"] == exp and after["kind"] == "softmq",
+          "rc %d %s, options %s expected %s" % (r["rc"], r["msg"], after["options"], exp))
+
+    name = "lifecycle-%s-replace-to-pfifo_fast" % key
+    p = sh("tc", "qdisc", "replace", "dev", dev, "root", "pfifo_fast")
+    q = root(dev)
+    check(name, p.returncode == 0 and q and q["kind"] == "pfifo_fast",
+          "tc rc %d %s, root now %s" % (p.returncode, p.stderr.strip(), q and q["kind"]))
+
+    name = "lifecycle-%s-replace-from-pfifo_fast" % key
+    r = S.qdisc("replace", dev, ["root", "key", key])
+    q = root(dev)
+    check(name, r["rc"] == 0 and q and q["kind"] == "softmq" and
+          q.get("options") == defaults(key),
+          "rc %d %s, root %s" % (r["rc"], r["msg"], q))
+
+
+def bad_table(key):
+    a = ATTRS
+    maxq = 1 << 20
+    # (label, words, attribute the error is about or None, words for a
+    #  message check)
+    return [
+        ("flows-0", ["flows", "0"], "flows"),
+        ("flows-3", ["flows", "3"], "flows"),
+        ("flows-1000", ["flows", "1000"], "flows"),
+        ("flows-131072", ["flows", "131072"], "flows"),
+        ("flows-u32max", ["flows", "0xffffffff"], "flows"),
+        ("depth-0", ["depth", "0"], "depth"),
+        ("depth-3", ["depth", "3"], "depth"),
+        ("depth-8192", ["depth", "8192"], "depth"),
+        ("quantum-63", ["quantum", "63"], "quantum"),
+        ("quantum-over", ["quantum", str(maxq + 1)], "quantum"),
+        ("bands-0", ["bands", "0"], "bands"),
+        ("bands-2", ["bands", "2"], "bands"),
+        ("bands-4", ["bands", "4"], "bands"),
+        ("key-2", ["key", "2"], "key"),
+        ("key-u32max", ["key", "0xffffffff"], "key"),
+        # key flow explicitly: with key cpu there are only nr_cpu_ids rings
+        ("memory-cap", ["key", "flow", "flows", "65536", "depth", "4096"], "cap"),
+        ("memory-cap-default-flows", ["key", "flow", "flows", "1024", "depth", "4096"], "cap"),
+        ("unknown-attr", ["attr", "%d:u32:1" % (max(a.values()) + 1)], "attr"),
+        ("attr-u16", ["attr", "%d:u16:16" % a["flows"]], "attr"),
+        ("attr-u64", ["attr", "%d:u64:16" % a["depth"]], "attr"),
+        ("attr-empty", ["attr", "%d:hex:" % a["quantum"]], "attr"),
+        ("partial", ["flows", "32", "quantum", "3000", "depth", "3"], "depth"),
+    ]
+
+
+def names_attr(r, words, what):
+    """Does the error message name the attribute, or the extack offset point
+    at the bad attribute?"""
+    msg = r["msg"].lower()
+    if not msg:
+        return False
+    if what == "cap":
+        return "flows" in msg or "depth" in msg or "memory" in msg
+    if what in ("flows", "depth", "quantum", "bands", "key") and what in msg:
+        return True
+    if r["offs"] is not None and r["offs"] in r["attr_offs"]:
+        if what == "attr":
+            return True
+        # the attribute at that offset is the one with the bad value
+        idx = r["attr_offs"].index(r["offs"])
+        opt_words = [w for w in words[::2]]
+        return idx < len(opt_words) and opt_words[idx] == what
+    return False
+
+
+def bad_cases(key):
+    for label, words, what in bad_table(key):
+        # on change: refused, says why, nothing changes
+        name = "lifecycle-%s-bad-change-%s" % (key, label)
+        before = state("smqd0")
+        r = S.qdisc("change", "smqd0", ["root"] + words)
+        after = state("smqd0")
+        info = "%s: %s%s" % (os.strerror(r["rc"]) if r["rc"] else "ok", r["msg"],
+                             " @%s" % r["offs"] if r["offs"] is not None else "")
+        if r["rc"] == 0:
+            FAIL(name, "accepted %s; state %s -> %s" % (words, before, after))
+        elif after != before:
+            FAIL(name, "refused (%s) but state changed: %s -> %s" % (info, before, after))
+        elif not names_attr(r, words, what):
+            FAIL(name, "refused, but the message neither names %s nor points at it: %s"
+                 % (what, info))
+        else:
+            PASS(name, info)
+        # on add: refused, the device keeps its qdisc
+        name = "lifecycle-%s-bad-add-%s" % (key, label)
+        before = state("smqd1")
+        r = S.qdisc("add", "smqd1", ["root", "key", key] + words)
+        after = state("smqd1")
+        if r["rc"] == 0:
+            FAIL(name, "accepted %s; root %s -> %s" % (words, before, after))
+            S.qdisc("del", "smqd1", ["root"])
+        elif after != before:
+            FAIL(name, "refused but root changed: %s -> %s" % (before, after))
+        elif not r["msg"]:
+            FAIL(name, "refused without a message (%s)" % os.strerror(r["rc"]))
+        else:
+            PASS(name, r["msg"])
+
+
+def delete_cases(key):
+    for dev, what in (("smqd0", "dummy"), ("smqv0", "veth"), ("smqm0", "veth4q")):
+        name = "lifecycle-%s-delete-%s" % (key, what)
+        r = S.qdisc("del", dev, ["root"])
+        q = root(dev)
+        check(name, r["rc"] == 0 and q is not None and q["kind"] != "softmq",
+              "rc %d %s, root now %s" % (r["rc"], r["msg"], q and q["kind"]),
+              "root now %s" % (q and q["kind"]))
+    name = "lifecycle-%s-refcount-zero" % key
+    check(name, refcnt() == 0, "module refcnt %d with no instance left" % refcnt())
+
+
+def tc_json(tc, dev):
+    p = sh(tc, "-j", "qdisc", "show", "dev", dev, env=dict(os.environ, LD_BIND_NOW="1"))
+    try:
+        return [q for q in json.loads(p.stdout) if q.get("root")]
+    except ValueError:
+        return []
+
+
+def tc_cases():
+    if not os.path.exists(os.path.join(TC_LIB_DIR, "q_softmq.so")):
+        SKIP("lifecycle-tc-plugin", "no q_softmq.so in TC_LIB_DIR=%s" % TC_LIB_DIR)
+        return
+    tcs = [("tc", "tc")]
+    if TC615 and os.access(TC615, os.X_OK):
+        tcs.append(("tc615", TC615))
+    env = dict(os.environ, LD_BIND_NOW="1")
+    for label, tc in tcs:
+        pre = "lifecycle-%s" % label
+        p = sh(tc, "qdisc", "add", "dev", "smqd0", "root", "softmq", "flows", "64",
+               "key", "cpu", env=env)
+        q = root("smqd0")
+        check(pre + "-add", p.returncode == 0 and q and q["kind"] == "softmq" and
+              q["options"]["flows"] == 64 and q["options"]["key"] == "cpu",
+              "rc %d %s; kernel sees %s" % (p.returncode, p.stderr.strip(), q))
+        j = tc_json(tc, "smqd0")
+        o = j[0].get("options", {}) if j else {}
+        check(pre + "-show", o.get("flows") == 64 and o.get("key") == "cpu" and
+              o.get("depth") == 64, "tc -j shows %s" % o)
+        p = sh(tc, "qdisc", "change", "dev", "smqd0", "root", "softmq", "depth", "128",
+               "bands", "1", "key", "flow", env=env)
+        q = root("smqd0")
+        check(pre + "-change", p.returncode == 0 and q["options"]["depth"] == 128 and
+              q["options"]["bands"] == 1 and q["options"]["key"] == "flow" and
+              q["options"]["flows"] == 64,
+              "rc %d %s; kernel sees %s" % (p.returncode, p.stderr.strip(), q["options"]))
+        for bad in (["flows", "3"], ["depth", "0"], ["bands", "2"], ["quantum", "1"],
+                    ["key", "bogus"], ["flows", "65536", "depth", "4096"]):
+            before = state("smqd0")
+            p = sh(tc, "qdisc", "change", "dev", "smqd0", "root", "softmq", *bad, env=env)
+            after = state("smqd0")
+            check(pre + "-bad-" + "-".join(bad[:2]),
+                  p.returncode != 0 and p.stderr.strip() != "" and before == after,
+                  "rc %d, stderr %r, state %s -> %s" % (p.returncode, p.stderr.strip(),
+                                                        before, after),
+                  p.stderr.strip().splitlines()[0] if p.stderr.strip() else "")
+        p = sh(tc, "qdisc", "del", "dev", "smqd0", "root", env=env)
+        q = root("smqd0")
+        check(pre + "-del", p.returncode == 0 and q["kind"] != "softmq",
+              "rc %d %s, root %s" % (p.returncode, p.stderr.strip(), q["kind"]))
+
+
+def module_cases():
+    # an instance pins the module
+    S.qdisc("add", "smqd0", ["root"])
+    p = sh("rmmod", "sch_softmq")
+    check("lifecycle-rmmod-refused-in-use", p.returncode != 0 and loaded(),
+          "rmmod rc %d with an instance on smqd0, loaded=%s" % (p.returncode, loaded()),
+          p.stderr.strip())
+    S.qdisc("del", "smqd0", ["root"])
+    p = sh("rmmod", "sch_softmq")
+    check("lifecycle-rmmod", p.returncode == 0 and not loaded(),
+          "rmmod rc %d: %s" % (p.returncode, p.stderr.strip()))
+    r = S.qdisc("add", "smqd0", ["root"])
+    check("lifecycle-add-while-unloaded", r["rc"] != 0 and root("smqd0")["kind"] != "softmq",
+          "add worked without the module (rc %d)" % r["rc"], r["msg"])
+    if r["rc"] == 0:
+        S.qdisc("del", "smqd0", ["root"])
+    p = sh("insmod", KO)
+    r = S.qdisc("add", "smqd0", ["root", "flows", "32"])
+    q = root("smqd0")
+    ok = p.returncode == 0 and r["rc"] == 0 and q and q["options"]["flows"] == 32
+    check("lifecycle-reload", ok, "insmod rc %d %s; add rc %d %s; root %s" %
+          (p.returncode, p.stderr.strip(), r["rc"], r["msg"], q))
+    S.qdisc("del", "smqd0", ["root"])
+
+
+def main():
+    global S, ATTRS, XSTATS_LEN
+    if loaded():
+        sh("rmmod", "sch_softmq")
+    p = sh("insmod", KO)
+    if not check("lifecycle-insmod", p.returncode == 0 and loaded(),
+                 "insmod %s: rc %d %s" % (KO, p.returncode, p.stderr.strip())):
+        return 0
+    p = sh("modinfo", "-F", "alias", KO)
+    aliases = p.stdout.split()
+    check("lifecycle-autoload-aliases", "net-sch-softmq" in aliases,
+          "modinfo aliases %s lack net-sch-softmq" % aliases, " ".join(aliases) or "-")
+    S = smqmod.Softmq()
+    ATTRS = S.attrs
+    XSTATS_LEN = xstats_len(S.fields)
+    setup_devs()
+    for key in ("flow", "cpu"):
+        if not add_cases(key):
+            # leave nothing half-made for the next key
+            for d in ("smqd0", "smqv0", "smqm0"):
+                S.qdisc("del", d, ["root"])
+            continue
+        change_cases(key)
+        replace_cases(key)
+        bad_cases(key)
+        delete_cases(key)
+    tc_cases()
+    module_cases()
+    for d in ("smqd0", "smqd1", "smqv0", "smqm0"):
+        sh("ip", "link", "del", d)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

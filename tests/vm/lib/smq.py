@@ -1,0 +1,402 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""smq.py - drive softmq over raw rtnetlink (Python stdlib only).
+
+Independent of the tc plugin, so the VM tests can tell a plugin bug from a
+kernel bug, and free to send what tc would refuse (bad attributes).
+Attribute numbers and the xstats layout are read from include/uapi/softmq.h
+at run time, so this helper follows the ABI header.
+
+  smq.py add|change|replace|link DEV [root|parent X:Y] [handle X:]
+         [flows N] [depth N] [quantum N] [bands N] [key flow|cpu|N]
+         [attr NUM:TYPE:VALUE]...  (TYPE u8|u16|u32|u64|str|hex; raw attribute)
+         [noopts]                  (no TCA_OPTIONS at all)
+         [emptyopts]               (an empty TCA_OPTIONS nest)
+         [nestedflag]              (set NLA_F_NESTED on TCA_OPTIONS; tc does not)
+  smq.py del DEV [root|parent X:Y]
+  smq.py show DEV                  JSON list of the device's qdiscs: kind,
+                                   handle, parent, options, stats, xstats
+  smq.py get DEV [PARENT] FIELD... one line of values, e.g.
+                                   `smq.py get veth0 stats.drops xstats.bypassed`;
+                                   PARENT (root, X:Y) selects the qdisc
+                                   (default root)
+
+Errors: the kernel's errno and extack message on stderr, exit status 2.
+"""
+
+import errno
+import json
+import os
+import re
+import socket
+import struct
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+UAPI = os.environ.get("SOFTMQ_UAPI",
+                      os.path.join(HERE, "..", "..", "..", "include", "uapi", "softmq.h"))
+
+NLMSG_ERROR = 2
+NLMSG_DONE = 3
+RTM_NEWQDISC, RTM_DELQDISC, RTM_GETQDISC = 36, 37, 38
+NLM_F_REQUEST, NLM_F_MULTI, NLM_F_ACK = 0x1, 0x2, 0x4
+NLM_F_ROOT, NLM_F_MATCH = 0x100, 0x200
+NLM_F_DUMP = NLM_F_ROOT | NLM_F_MATCH
+NLM_F_REPLACE, NLM_F_EXCL, NLM_F_CREATE = 0x100, 0x200, 0x400
+NLM_F_CAPPED, NLM_F_ACK_TLVS = 0x100, 0x200
+SOL_NETLINK, NETLINK_CAP_ACK, NETLINK_EXT_ACK = 270, 10, 11
+NLMSGERR_ATTR_MSG, NLMSGERR_ATTR_OFFS = 1, 2
+NLA_F_NESTED = 0x8000
+
+TCA_KIND, TCA_OPTIONS, TCA_STATS, TCA_XSTATS, TCA_STATS2 = 1, 2, 3, 4, 7
+TCA_STATS_BASIC, TCA_STATS_QUEUE, TCA_STATS_APP, TCA_STATS_PKT64 = 1, 3, 4, 8
+TC_H_ROOT = 0xFFFFFFFF
+NESTED_FLAG = False         # set by build_opts() for the next qdisc_msg()
+TCMSG = struct.Struct("=BxxxiIII")     # family, pad, ifindex, handle, parent, info
+
+
+class NlError(Exception):
+    def __init__(self, err, msg, offs=None):
+        super().__init__(err, msg)
+        self.err = err
+        self.msg = msg
+        self.offs = offs        # extack: offset of the bad attribute
+
+    def __str__(self):
+        s = "%s (errno %d)" % (os.strerror(self.err), self.err)
+        return s + (": " + self.msg if self.msg else "")
+
+
+def read_uapi(path=UAPI):
+    """Attribute numbers, key names and the xstats layout from softmq.h."""
+    text = open(path).read()
+    text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+    attrs, keys = {}, {}
+    m = re.search(r"enum\s*{\s*TCA_SOFTMQ_UNSPEC,(.*?)}", text, re.S)
+    for i, name in enumerate(re.findall(r"TCA_SOFTMQ_(\w+)", m.group(1)), 1):
+        if not name.startswith("_"):
+            attrs[name.lower()] = i
+    m = re.search(r"enum\s+softmq_key\s*{(.*?)}", text, re.S)
+    for i, name in enumerate(re.findall(r"SOFTMQ_KEY_(\w+)", m.group(1))):
+        if not name.startswith("_"):
+            keys[name.lower()] = i
+    m = re.search(r"struct\s+tc_softmq_xstats\s*{(.*?)}", text, re.S)
+    fields = re.findall(r"__(u|s)(8|16|32|64)\s+(\w+)\s*;", m.group(1))
+    return attrs, keys, fields
+
+
+def xstats_decode(fields, data):
+    out, off = {}, 0
+    fmt = {(8, "u"): "B", (16, "u"): "H", (32, "u"): "I", (64, "u"): "Q",
+           (8, "s"): "b", (16, "s"): "h", (32, "s"): "i", (64, "s"): "q"}
+    for sign, bits, name in fields:
+        size = int(bits) // 8
+        off = (off + size - 1) // size * size
+        if off + size > len(data):
+            out["_short"] = len(data)
+            break
+        out[name] = struct.unpack_from("=" + fmt[(int(bits), sign)], data, off)[0]
+        off += size
+    return out
+
+
+def nla(atype, payload):
+    hdr = struct.pack("=HH", 4 + len(payload), atype)
+    pad = b"\0" * ((4 - len(payload) % 4) % 4)
+    return hdr + payload + pad
+
+
+def nla_parse(data):
+    out, off = {}, 0
+    while off + 4 <= len(data):
+        alen, atype = struct.unpack_from("=HH", data, off)
+        if alen < 4:
+            break
+        out[atype & 0x3FFF] = data[off + 4:off + alen]
+        off += (alen + 3) & ~3
+    return out
+
+
+def parse_handle(s):
+    if s == "root":
+        return TC_H_ROOT
+    if s in ("none", "0"):
+        return 0
+    major, _, minor = s.partition(":")
+    return (int(major or "0", 16) << 16) | int(minor or "0", 16)
+
+
+def fmt_handle(h):
+    if h == TC_H_ROOT:
+        return "root"
+    return "%x:%x" % (h >> 16, h & 0xFFFF) if h & 0xFFFF else "%x:" % (h >> 16)
+
+
+class Rtnl:
+    def __init__(self):
+        self.sock = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
+        for opt in (NETLINK_CAP_ACK, NETLINK_EXT_ACK):
+            try:
+                self.sock.setsockopt(SOL_NETLINK, opt, 1)
+            except OSError:
+                pass
+        self.sock.bind((0, 0))
+        self.seq = 0
+
+    def request(self, mtype, flags, payload):
+        self.seq += 1
+        msg = struct.pack("=IHHII", 16 + len(payload), mtype,
+                          flags | NLM_F_REQUEST, self.seq, 0) + payload
+        self.sock.send(msg)
+        replies = []
+        while True:
+            data = self.sock.recv(1 << 20)
+            off = 0
+            while off + 16 <= len(data):
+                mlen, mt, mflags, mseq, _ = struct.unpack_from("=IHHII", data, off)
+                body = data[off + 16:off + mlen]
+                off += (mlen + 3) & ~3
+                if mseq != self.seq:
+                    continue
+                if mt == NLMSG_DONE:
+                    return replies
+                if mt == NLMSG_ERROR:
+                    err = -struct.unpack_from("=i", body)[0]
+                    if err == 0:
+                        return replies
+                    # nlmsgerr: error, then the request header (+ payload
+                    # unless capped), then extack TLVs.
+                    olen = struct.unpack_from("=I", body, 4)[0]
+                    tlv = body[4 + (16 if mflags & NLM_F_CAPPED else olen):]
+                    msg, offs = "", None
+                    if mflags & NLM_F_ACK_TLVS:
+                        a = nla_parse(tlv)
+                        if NLMSGERR_ATTR_MSG in a:
+                            msg = a[NLMSGERR_ATTR_MSG].rstrip(b"\0").decode()
+                        if NLMSGERR_ATTR_OFFS in a:
+                            offs = struct.unpack("=I", a[NLMSGERR_ATTR_OFFS][:4])[0]
+                    raise NlError(err, msg, offs)
+                replies.append((mt, body))
+                if not mflags & NLM_F_MULTI:
+                    return replies
+
+
+def ifindex(dev):
+    try:
+        return socket.if_nametoindex(dev)
+    except OSError:
+        raise NlError(errno.ENODEV, "no device " + dev) from None
+
+
+def build_opts(words, attrs, keys):
+    """Option words -> (TCA_OPTIONS payload or None, handle, parent, offsets).
+
+    offsets: the offset of each option attribute inside the payload, in the
+    order given (to check where the kernel's extack points).
+    """
+    global NESTED_FLAG
+    NESTED_FLAG = False
+    parent, handle = TC_H_ROOT, 0
+    body, want_opts, offsets = b"", True, []
+    i = 0
+
+    def arg():
+        nonlocal i
+        if i + 1 >= len(words):
+            raise SystemExit("smq.py: %s needs a value" % words[i])
+        i += 1
+        return words[i]
+
+    def add(atype, payload):
+        nonlocal body
+        offsets.append(len(body))
+        body += nla(atype, payload)
+
+    while i < len(words):
+        w = words[i]
+        if w == "root":
+            parent = TC_H_ROOT
+        elif w == "parent":
+            parent = parse_handle(arg())
+        elif w == "handle":
+            handle = parse_handle(arg())
+        elif w == "noopts":
+            want_opts = False
+        elif w == "emptyopts":
+            pass
+        elif w == "nestedflag":
+            NESTED_FLAG = True
+        elif w == "key":
+            v = arg()
+            add(attrs["key"], struct.pack("=I", keys[v] if v in keys else int(v, 0)))
+        elif w in attrs:
+            add(attrs[w], struct.pack("=I", int(arg(), 0) & 0xFFFFFFFF))
+        elif w == "attr":
+            num, typ, val = arg().split(":", 2)
+            packers = {"u8": "=B", "u16": "=H", "u32": "=I", "u64": "=Q"}
+            if typ in packers:
+                payload = struct.pack(packers[typ], int(val, 0))
+            elif typ == "str":
+                payload = val.encode() + b"\0"
+            elif typ == "hex":
+                payload = bytes.fromhex(val)
+            else:
+                raise SystemExit("smq.py: bad attr type " + typ)
+            add(int(num, 0), payload)
+        else:
+            raise SystemExit("smq.py: unknown word " + w)
+        i += 1
+    return (body if want_opts else None), handle, parent, offsets
+
+
+def qdisc_msg(dev, handle, parent, kind=None, opts=None):
+    """The RTM_*QDISC payload, and where TCA_OPTIONS' payload starts in the
+    whole message (nlmsghdr included), as extack offsets count."""
+    payload = TCMSG.pack(socket.AF_UNSPEC, ifindex(dev), handle, parent, 0)
+    if kind is not None:
+        payload += nla(TCA_KIND, kind.encode() + b"\0")
+    base = 16 + len(payload) + 4
+    if opts is not None:
+        payload += nla(TCA_OPTIONS | (NLA_F_NESTED if NESTED_FLAG else 0), opts)
+    return payload, base
+
+
+def decode_qdisc(body, attrs, keys, fields):
+    _, idx, handle, parent, _ = TCMSG.unpack_from(body)
+    a = nla_parse(body[TCMSG.size:])
+    kind = a.get(TCA_KIND, b"").rstrip(b"\0").decode()
+    q = {"kind": kind, "handle": fmt_handle(handle), "parent": fmt_handle(parent),
+         "ifindex": idx}
+    if kind == "softmq" and TCA_OPTIONS in a:
+        names = {v: k for k, v in attrs.items()}
+        knames = {v: k for k, v in keys.items()}
+        opts = {}
+        for t, v in nla_parse(a[TCA_OPTIONS]).items():
+            val = struct.unpack("=I", v[:4])[0] if len(v) >= 4 else v.hex()
+            name = names.get(t, "attr%d" % t)
+            opts[name] = knames.get(val, val) if name == "key" else val
+        q["options"] = opts
+    if TCA_STATS2 in a:
+        s2 = nla_parse(a[TCA_STATS2])
+        st = {}
+        if TCA_STATS_BASIC in s2:
+            st["bytes"], st["packets"] = struct.unpack_from("=QI", s2[TCA_STATS_BASIC])
+        if TCA_STATS_PKT64 in s2:
+            st["packets"] = struct.unpack_from("=Q", s2[TCA_STATS_PKT64])[0]
+        if TCA_STATS_QUEUE in s2:
+            (st["qlen"], st["backlog"], st["drops"], st["requeues"],
+             st["overlimits"]) = struct.unpack_from("=IIIII", s2[TCA_STATS_QUEUE])
+        q["stats"] = st
+        if kind == "softmq" and TCA_STATS_APP in s2:
+            q["xstats"] = xstats_decode(fields, s2[TCA_STATS_APP])
+            q["xstats_len"] = len(s2[TCA_STATS_APP])
+    return q
+
+
+def show(nl, dev, uapi):
+    idx = ifindex(dev)
+    out = []
+    payload = TCMSG.pack(socket.AF_UNSPEC, idx, 0, 0, 0)
+    for mt, body in nl.request(RTM_GETQDISC, NLM_F_DUMP, payload):
+        if mt != RTM_NEWQDISC:
+            continue
+        q = decode_qdisc(body, *uapi)
+        if q["ifindex"] == idx:
+            out.append(q)
+    return out
+
+
+def lookup(q, path):
+    for part in path.split("."):
+        if not isinstance(q, dict) or part not in q:
+            return "-"
+        q = q[part]
+    return q
+
+
+class Softmq:
+    """The API the python tests use: one netlink socket, the uapi read once."""
+
+    FLAGS = {"add": NLM_F_EXCL | NLM_F_CREATE, "change": 0,
+             "replace": NLM_F_CREATE | NLM_F_REPLACE, "link": NLM_F_REPLACE}
+
+    def __init__(self):
+        self.uapi = read_uapi()
+        self.attrs, self.keys, self.fields = self.uapi
+        self.nl = Rtnl()
+
+    def qdisc(self, cmd, dev, words=()):
+        """Run one command; never raises for a kernel error.  Returns a dict:
+        rc (0 or errno), msg (extack), offs (extack offset or None),
+        attr_offs (where each option attribute was in our request)."""
+        words = list(words)
+        res = {"rc": 0, "msg": "", "offs": None, "attr_offs": []}
+        try:
+            if cmd == "del":
+                _, handle, parent, _ = build_opts(words, self.attrs, self.keys)
+                payload, _ = qdisc_msg(dev, handle, parent)
+                self.nl.request(RTM_DELQDISC, NLM_F_ACK, payload)
+            else:
+                opts, handle, parent, offs = build_opts(words, self.attrs, self.keys)
+                payload, base = qdisc_msg(dev, handle, parent, "softmq", opts)
+                res["attr_offs"] = [base + o for o in offs]
+                self.nl.request(RTM_NEWQDISC, self.FLAGS[cmd] | NLM_F_ACK, payload)
+        except NlError as e:
+            res.update(rc=e.err, msg=e.msg, offs=e.offs)
+        return res
+
+    def show(self, dev):
+        return show(self.nl, dev, self.uapi)
+
+    def find(self, dev, sel="root"):
+        want = fmt_handle(parse_handle(sel))
+        for q in self.show(dev):
+            if q["parent"] == want or (sel != "root" and q["handle"] == want):
+                return q
+        return None
+
+
+def main(argv):
+    if len(argv) < 3:
+        print(__doc__, file=sys.stderr)
+        return 1
+    cmd, dev, words = argv[1], argv[2], argv[3:]
+    smq = Softmq()
+    try:
+        if cmd in Softmq.FLAGS or cmd == "del":
+            r = smq.qdisc(cmd, dev, words)
+            if r["rc"]:
+                where = ""
+                if r["offs"] is not None:
+                    where = " [bad attribute at offset %d" % r["offs"]
+                    if r["offs"] in r["attr_offs"]:
+                        where += ": option #%d" % (r["attr_offs"].index(r["offs"]) + 1)
+                    where += "]"
+                raise NlError(r["rc"], r["msg"] + where)
+        elif cmd == "show":
+            print(json.dumps(smq.show(dev), sort_keys=True))
+        elif cmd == "get":
+            sel = "root"
+            if words and (words[0] == "root" or re.fullmatch(r"[0-9a-f]*:[0-9a-f]*", words[0])):
+                sel, words = words[0], words[1:]
+            q = smq.find(dev, sel)
+            if q is None:
+                raise NlError(errno.ENOENT, "no qdisc %s on %s" % (sel, dev))
+            vals = [lookup(q, w) for w in words]
+            print(" ".join(json.dumps(v, sort_keys=True) if isinstance(v, (dict, list))
+                           else str(v) for v in vals))
+        else:
+            print(__doc__, file=sys.stderr)
+            return 1
+    except NlError as e:
+        print("smq.py %s %s: %s" % (cmd, dev, e), file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main(sys.argv))
+    except BrokenPipeError:
+        sys.exit(1)
