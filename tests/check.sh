@@ -52,7 +52,7 @@ finish_group() {   # finish_group NAME SECONDS
 echo "== softmq check: lines ${LINES[*]} (cache: $CACHE)"
 # ------------------------------------------------------------ packages
 # shellcheck disable=SC2086
-if ! need_pkgs $HOST_PKGS; then
+if ! need_pkgs $(all_host_pkgs); then
 	echo "FAIL host-packages: missing Debian packages (see above)"
 	echo "0 passed, 1 failed, 0 skipped"
 	exit 1

@@ -15,7 +15,7 @@ set -uo pipefail
 LINE=${1:-6.12}
 [ "$(id -u)" = 0 ] || die "run as root (QEMU exports / over 9p; apt-get for missing packages)"
 # shellcheck disable=SC2086
-need_pkgs $HOST_PKGS || exit 1
+need_pkgs $(all_host_pkgs) || exit 1
 "$TB_DIR/kernels.sh" fetch "$LINE" || exit 1
 "$TB_DIR/kernels.sh" tools >/dev/null 2>&1 || log "tc 6.15 / tools fetch failed (not needed for the demo)"
 "$TB_DIR/build.sh" plugin || true

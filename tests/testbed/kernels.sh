@@ -87,6 +87,12 @@ fetch_line() {
 		[ "$tc" = sid ] && { echo "no apt lists (offline?) for line $line" >&2; exit 2; }
 		die "$line: cannot read the Debian package lists (offline?)"
 	fi
+	# Resolved since the lists were last refreshed: nothing can have moved.
+	if cached_env_ok "$line" && [ "$envf" -nt "$PAPT/lists.stamp" ]; then
+		fix_links "$envf"
+		log "$line: $(sed -n 's/^ABI=//p' "$envf") (cached)"
+		return 0
+	fi
 	img=$(resolve "$line")
 	if [ -z "$img" ]; then
 		cached_env_ok "$line" && { log "$line: no such package now, using cached kernel"; return 0; }
@@ -95,6 +101,7 @@ fetch_line() {
 	abi=${img#linux-image-}
 	kdir=$CACHE/kernels/$abi
 	if cached_env_ok "$line" && grep -qx "ABI=$abi" "$envf"; then
+		touch "$envf"
 		fix_links "$envf"
 		log "$line: $abi (cached)"
 		return 0
@@ -211,9 +218,10 @@ TOOLS=$CACHE/tools
 
 fetch_tc615() {
 	local dst=$TOOLS/iproute2-bpo ver root tcbin missing d
+	[ "$dst/.done" -nt "$PAPT/lists.stamp" ] && return 0
 	ver=$(papt apt-cache madison iproute2 | awk -F'|' '$3 ~ /bookworm-backports/ {gsub(/ /,"",$2); print $2; exit}')
 	if [ -e "$dst/.done" ] && { [ -z "$ver" ] || grep -qxF "$ver" "$dst/.done"; }; then
-		return 0
+		touch "$dst/.done"; return 0
 	fi
 	[ -n "$ver" ] || die "no iproute2 in bookworm-backports"
 	log "fetching iproute2 $ver (bookworm-backports) for its tc"
@@ -257,9 +265,10 @@ fetch_tc615() {
 
 fetch_source() {   # fetch_source 6.1|6.12: tc-testing + checkpatch extracts
 	local v=$1 dst=$TOOLS/linux-source-$1 ver tarname
+	[ "$dst/.done" -nt "$PAPT/lists.stamp" ] && return 0
 	ver=$(papt apt-cache policy "linux-source-$v" 2>/dev/null | awk '/Candidate:/ {print $2}')
 	if [ -e "$dst/.done" ] && { [ -z "$ver" ] || [ "$ver" = "(none)" ] || grep -qxF "$ver" "$dst/.done"; }; then
-		return 0
+		touch "$dst/.done"; return 0
 	fi
 	[ -n "$ver" ] && [ "$ver" != "(none)" ] || die "no linux-source-$v package"
 	log "fetching linux-source-$v $ver (tc-testing, checkpatch)"

@@ -43,6 +43,16 @@ xz-utils zstd gzip gcc gcc-12 make libc6-dev libelf1 libssl3 python3
 iproute2 util-linux procps ethtool iperf3 tcpdump python3-pyroute2
 debian-archive-keyring dpkg-dev"
 
+# all_host_pkgs: HOST_PKGS plus what test suites list in
+# tests/*/host-packages (package names, whitespace-separated, # comments):
+# the guest runs the host's userland, so whatever a VM test needs must be
+# installed on the host before the VM boots.
+all_host_pkgs() {
+	echo $HOST_PKGS
+	cat "$REPO"/tests/host-packages "$REPO"/tests/*/host-packages 2>/dev/null |
+		sed 's/#.*//' | tr -s ' \t' '\n\n' | grep -v '^$' | sort -u
+}
+
 # need_pkgs PKG...: install what is missing (root), else print the command.
 need_pkgs() {
 	local missing="" p
