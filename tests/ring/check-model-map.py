@@ -1,0 +1,59 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Check that the code quoted in model/softmq.pml still says what it quotes.
+
+  /* H:nnn text */   text must be on line nnn of include/softmq_ring.h
+  /* H: text */      text must be somewhere in include/softmq_ring.h
+  /* Q: text */      text must be somewhere in src/sch_softmq.c
+Whitespace runs compare equal.  --fix rewrites moved H: line numbers when the
+quoted text is found exactly once elsewhere.  Prints PASS/FAIL/SKIP lines.
+"""
+import os, re, sys
+
+here = os.path.dirname(os.path.abspath(__file__))
+root = os.path.normpath(os.path.join(here, '..', '..'))
+model = os.path.join(here, 'model', 'softmq.pml')
+hdr = os.path.join(root, 'include', 'softmq_ring.h')
+qdisc = os.path.join(root, 'src', 'sch_softmq.c')
+fix = '--fix' in sys.argv
+
+norm = lambda s: ' '.join(s.split())
+pat = re.compile(r'/\*\s*([HQ]):(\d*)\s+(.*?)\s*\*/')
+text = open(model).read()
+hlines = [norm(l) for l in open(hdr).read().split('\n')]
+qtext = norm(open(qdisc).read()) if os.path.exists(qdisc) else None
+
+bad, nh, nq, moved = [], 0, 0, {}
+for m in pat.finditer(text):
+    kind, num, quote = m.group(1), m.group(2), norm(m.group(3))
+    if kind == 'Q':
+        nq += 1
+        if qtext is not None and quote not in qtext:
+            bad.append('Q: %r not in src/sch_softmq.c' % quote)
+        continue
+    nh += 1
+    where = [i + 1 for i, l in enumerate(hlines) if quote in l]
+    if not where:
+        bad.append('H:%s %r not in include/softmq_ring.h' % (num, quote))
+    elif num and int(num) not in where:
+        if fix and len(where) == 1:
+            moved[m.start()] = (m.group(0), m.group(0).replace('H:' + num, 'H:%d' % where[0], 1))
+        else:
+            bad.append('H:%s %r is now at line %s (make -C tests/ring model-map-fix)'
+                       % (num, quote, ','.join(map(str, where))))
+if moved:
+    for start in sorted(moved, reverse=True):
+        old, new = moved[start]
+        text = text[:start] + new + text[start + len(old):]
+    open(model, 'w').write(text)
+    print('# model-map: renumbered %d H: quotes' % len(moved))
+for b in bad:
+    print('#   ' + b)
+if bad:
+    print('FAIL model-map: %d of %d quotes out of date' % (len(bad), nh + nq))
+    sys.exit(1)
+print('PASS model-map: %d header quotes match include/softmq_ring.h' % nh)
+if qtext is None:
+    print('SKIP model-map-qdisc: src/sch_softmq.c not present')
+else:
+    print('PASS model-map-qdisc: %d quotes match src/sch_softmq.c' % nq)

@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef _KSHIM_LINUX_FIND_H
+#define _KSHIM_LINUX_FIND_H
+#include "bitops.h"
+
+/* Deliberately naive (bit by bit): an independent check of the header's
+ * userspace word-at-a-time version, which the other build uses. */
+static inline unsigned long find_next_bit(const unsigned long *addr,
+					  unsigned long size,
+					  unsigned long offset)
+{
+	for (; offset < size; offset++)
+		if (__atomic_load_n(&addr[offset / BITS_PER_LONG],
+				    __ATOMIC_RELAXED) &
+		    (1UL << (offset % BITS_PER_LONG)))
+			return offset;
+	return size;
+}
+#endif

@@ -1,0 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef _KSHIM_LINUX_LIMITS_H
+#define _KSHIM_LINUX_LIMITS_H
+#include <limits.h>
+#endif

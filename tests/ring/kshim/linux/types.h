@@ -1,0 +1,8 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Userspace stand-in for <linux/types.h>: see ../kshim.h. */
+#ifndef _KSHIM_LINUX_TYPES_H
+#define _KSHIM_LINUX_TYPES_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#endif

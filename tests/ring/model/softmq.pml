@@ -1,0 +1,596 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * softmq.pml - Promela model of the softmq ring, its "ring has work" marking
+ * and the kernel's NOLOCK qdisc_run protocol around softmq_dequeue().
+ *
+ * Who is modelled
+ *   NP producers: softmq_enqueue() (the ring push, the mark on PUSH_WOKE)
+ *   followed by the qdisc_run() that __dev_xmit_skb() does after every
+ *   enqueue; each pushes K items, item i of producer p into ring
+ *   RING_OF(p, i) (-DRING_MAP=0,1,2 below; -DANY_RING: a ring chosen
+ *   nondeterministically, every map at once, much larger).
+ *   One consumer at a time: whoever wins the seqlock in qdisc_run_begin(),
+ *   a producer or the "softirq" process (net_tx_action) after a reschedule.
+ *
+ * Step granularity and the line map
+ *   One Promela step = one indivisible access to shared memory, with the
+ *   private computation around it folded in (atomic/d_step).  Each step's
+ *   comment quotes the code it stands for:
+ *     H:nnn  include/softmq_ring.h line nnn      } checked by
+ *     Q:     src/sch_softmq.c (text only)        } check-model-map.sh
+ *     K:     Linux 6.12 include/net/sch_generic.h, net/core/dev.c (not checked)
+ *   Two merges are exact, not approximations:
+ *   - pop's "slot = NULL" and "head = h + 1" are one step: producers never
+ *     read slots and only read head, so no producer can tell them apart;
+ *   - run_end's MISSED test and __netif_schedule() are one step: a softirq
+ *     run that starts in between starts after the test anyway.
+ *
+ * Memory model: sequential consistency.  The model checks the protocol's
+ * logic over every interleaving of these steps.  What makes a real CPU
+ * behave like one of them is the barriers, argued in the header's comments
+ * and exercised under ThreadSanitizer by tests/ring/stress.c.  Where a
+ * barrier matters, the comment at the step says which step order it buys.
+ * Dropping smp_mb__after_atomic() in the dequeue lets the re-scan's loads
+ * pass the MISSED clear: under SC that is the re-scan happening before the
+ * clear, i.e. no re-scan after it, which is the MUT_NO_RESCAN mutant.
+ *
+ * Properties (assertions, exhaustive safety search by pan)
+ *   P1 no item lost or duplicated: pop returns each claimed item once, from
+ *      the ring and position it was claimed at; a publish never overwrites a
+ *      slot that still holds an item;
+ *   P2 per-producer FIFO per ring (a flow maps to one ring);
+ *   P3 no stuck item: once every producer has finished (or stopped, P4)
+ *      and no consumer run is going on or pending, every item pushed by a
+ *      producer that did not stop has been delivered; with no stop, every
+ *      ring is also empty, idle and unmarked and MISSED/DRAINING are clear;
+ *   P4 (-DMAXSTALL=1) a producer stopped forever at any step of its push or
+ *      of qdisc_run_begin() never keeps the consumer from other rings'
+ *      items, nor from items ahead of it in its own ring: P3 holds for all
+ *      items but the stopped producer's own and those queued in its ring
+ *      behind its position when it stopped either between its claim and its
+ *      publish (FIFO), or after taking the idle->active edge (PUSH_WOKE)
+ *      and before its qdisc_run_begin() was through: until then the ring
+ *      is its to announce (unmarked, or marked with no run after the mark),
+ *      and pushes by others into it see a marked-looking ring only later.
+ *      This is the design's stated cost ("only that ring's later items
+ *      wait ... the stalled producer's own qdisc_run ... picks them up"),
+ *      found by this model with the stop placed after the mark.
+ *      Stop points: every step of the push, and qdisc_run_begin() after its
+ *      first failed trylock.  Not after test_and_set_bit(MISSED) and before
+ *      the second trylock: there, a stop delays every ring, because a
+ *      producer that finds MISSED already set returns at once, trusting the
+ *      one that set it to retry the lock (kernel code, the same for
+ *      pfifo_fast; non-RT: an IRQ-long window with BH off; PREEMPT_RT: a
+ *      preemption).  -DSTALL_AFTER_MISSED adds that stop point and spin
+ *      shows the delay (make check keeps it as an expected finding);
+ *   P5 no livelock: once the producers are done, the softirq runs only a
+ *      bounded number of times (a dequeue that leaves MISSED set when it
+ *      finds nothing makes qdisc_run_end() reschedule forever).
+ *   pan also reports any deadlock (a process blocked outside an end state).
+ *
+ * Mutants (make check requires spin to report an error for each)
+ *   MUT_NO_RESCAN     dequeue clears MISSED/DRAINING but does not look again
+ *   MUT_NO_CLEAR      dequeue neither clears MISSED nor looks again (P5)
+ *   MUT_RETIRE_ORDER  retire cmpxchg's IDLE in before clearing the mark
+ *   MUT_RETIRE_NOSET  retire does not re-mark the ring when its cmpxchg fails
+ *   MUT_NO_RETRYLOCK  qdisc_run_begin() does not retry the lock after MISSED
+ *
+ * Simplifications (over-approximations, or irrelevant to P1-P5)
+ *   - one band, DRR credit not modelled (it only delays a ring by one visit);
+ *     the cursor is modelled as in the code; -DANY_CURSOR lets each dequeue
+ *     start anywhere instead (every DRR order);
+ *   - positions do not wrap (a byte never exceeds NP*K); the wrap of
+ *     SOFTMQ_RING_POS_MASK is covered by the unit tests and the fuzzer;
+ *   - the device always accepts (no requeue, no stopped queue); quota QUOTA;
+ *   - one softirq process: a reschedule raised while it runs is served when
+ *     it loops back; a second CPU's net_tx_action would only find the seqlock
+ *     taken and set MISSED, which the producers' qdisc_run already does;
+ *   - no TCQ_F_CAN_BYPASS path, no change()/old-table draining.
+ *
+ * Bounds: see the Makefile's model targets for the configurations checked
+ * and their state counts (all exhaustive; no bitstate).
+ */
+
+#ifndef NP
+#define NP	2		/* producers */
+#endif
+#ifndef NR
+#define NR	2		/* rings */
+#endif
+#ifndef DEPTH
+#define DEPTH	2		/* ring capacity, power of two */
+#endif
+#ifndef K
+#define K	2		/* items per producer */
+#endif
+#ifndef QUOTA
+#define QUOTA	64		/* dev_tx_weight; small values exercise the quota path */
+#endif
+#ifndef MAXSTALL
+#define MAXSTALL 0		/* producers that may stop forever (P4) */
+#endif
+
+#define MASK	 (DEPTH - 1)
+#define NITEMS	 (NP * K)
+#define MAXSCHED (NITEMS + 2)	/* P5: see the softirq process */
+#define NOPOS	 255
+#ifndef RING_MAP
+#define RING_MAP 0
+#endif
+#if RING_MAP == 0
+#define RING_OF(p, i)	(((p) + (i)) % NR)	/* producers interleave over rings */
+#elif RING_MAP == 1
+#define RING_OF(p, i)	0			/* everyone into ring 0 */
+#else
+#define RING_OF(p, i)	((p) % NR)		/* one ring per producer */
+#endif
+
+/* ---- shared state ---------------------------------------------------------
+ * tail = claimed * 2 + IDLE; a slot holds 0 (NULL) or an item id 1..NITEMS. */
+byte tail[NR];		/* H: smq_tail_t tail; */
+byte head[NR];		/* H: unsigned long head; */
+byte head_snap[NR];	/* H: unsigned long	head_snap; */
+byte slot[NR * DEPTH];	/* H: void *slot[]; */
+bit  mark[NR];		/* (Q) t->active[band], one word */
+byte cursor;		/* (Q) t->cursor[band] */
+bit  missed;		/* K: __QDISC_STATE_MISSED */
+bit  draining;		/* K: __QDISC_STATE_DRAINING */
+bit  locked;		/* K: qdisc->seqlock */
+bit  sched;		/* K: __QDISC_STATE_SCHED (net_tx_action pending) */
+bit  in_softirq;
+byte nsched;		/* softirq runs after all producers are done */
+
+/* ---- ghost state for the properties --------------------------------------- */
+bit  accepted[NITEMS + 1];	/* claimed by a successful cmpxchg */
+bit  delivered[NITEMS + 1];
+byte itemring[NITEMS + 1];
+byte itempos[NITEMS + 1];
+byte lastseq[NP * NR];		/* P2 */
+bit  stalled[NP];
+byte nstalled;
+byte ndone;
+byte blocked_from[NR];		/* P4: first position behind a stopped producer */
+
+/* Consumer locals, in every process that can become the consumer. */
+#define CONSUMER_LOCALS \
+	bit got; bit old; bit need_retry; bit busy; bit ok; \
+	byte quota; byte it; byte idx; byte first_busy; byte t2
+
+/*
+ * A stop point (P4): the producer may stop here forever.  @blk records what
+ * its stop blocks.  Never inside the consumer: a CPU holding the seqlock
+ * (BH off) always finishes its run.
+ */
+#if MAXSTALL > 0
+/* sr, sp: the ring and position this producer is responsible for (ghost) */
+#define STALL \
+	if \
+	:: canstall && nstalled < MAXSTALL -> \
+		atomic { \
+			nstalled++; stalled[p] = 1; \
+			if \
+			:: sr != NOPOS && sp < blocked_from[sr] -> blocked_from[sr] = sp \
+			:: else -> skip \
+			fi \
+		}; \
+		goto stop \
+	:: true -> skip \
+	fi
+#define GHOST_CLAIM(rr, pp)	sr = rr; sp = pp
+#define GHOST_DONE		sr = NOPOS; sp = 0
+#define STALL_LOCALS		byte sr = NOPOS; byte sp
+#else
+#define STALL			skip
+#define GHOST_CLAIM(rr, pp)	skip
+#define GHOST_DONE		skip
+#define STALL_LOCALS		byte sr = NOPOS
+#endif
+
+/* First marked ring at or after @i, or NR (one load of the bitmap word). */
+#define FIND_NEXT(i) \
+	do \
+	:: i < NR && !mark[i] -> i++ \
+	:: else -> break \
+	od
+
+/* P1, P2: ghost bookkeeping of item @item leaving ring @r at position @pos. */
+#define DELIVER(item, r, pos) \
+	assert(item >= 1 && item <= NITEMS); \
+	assert(accepted[item]); \
+	assert(!delivered[item]); \
+	assert(itemring[item] == r && itempos[item] == pos); \
+	delivered[item] = 1; \
+	assert((item - 1) % K + 1 > lastseq[((item - 1) / K) * NR + r]); \
+	lastseq[((item - 1) / K) * NR + r] = (item - 1) % K + 1
+
+/*
+ * softmq_band_dequeue(), one band, credit not modelled.  Out: it (0 = NULL),
+ * busy.  In the code a ring with credit <= 0 is skipped once and refilled;
+ * leaving that out removes only those extra visits.
+ */
+inline band_dequeue()
+{
+#ifdef ANY_CURSOR
+	atomic { select (idx : 0 .. NR - 1); first_busy = NR };
+#else
+	d_step {
+		idx = cursor;			/* Q: unsigned long idx = t->cursor[band]; */
+		first_busy = NR			/* Q: unsigned long first_busy = n; */
+	};
+#endif
+	do
+	:: d_step {				/* Q: idx = softmq_active_next(active, n, idx); */
+		FIND_NEXT(idx);
+		if :: idx >= NR -> idx = 0; ok = 1 :: else -> ok = 0 fi
+	   };
+	   if
+	   :: ok ->
+		d_step {			/* Q: idx = softmq_active_next(active, n, 0); */
+			FIND_NEXT(idx);
+			ok = 0
+		};
+		if
+		:: idx >= NR -> d_step { cursor = 0; it = 0 }; break	/* Q: t->cursor[band] = 0; */
+		:: else -> skip
+		fi
+	   :: else -> skip
+	   fi;
+	   if
+	   :: idx == first_busy -> d_step { cursor = idx; it = 0 }; break	/* Q: if (idx == first_busy) { */
+	   :: else -> skip
+	   fi;
+
+	   /* softmq_ring_pop() */
+	   atomic {				/* H:228 void *item = smq_load_acquire(slot); */
+		it = slot[idx * DEPTH + head[idx] % DEPTH];
+		if
+		:: it != 0 ->
+			/* H:232 smq_write_once(*slot, NULL); */
+			/* H:234 smq_store_release(&r->head, (h + 1) & SOFTMQ_RING_POS_MASK); */
+			slot[idx * DEPTH + head[idx] % DEPTH] = 0;
+			DELIVER(it, idx, head[idx]);
+			head[idx] = head[idx] + 1;
+			cursor = idx		/* Q: t->cursor[band] = idx; */
+		:: else -> skip			/* H:230 if (!item) */
+		fi
+	   };
+	   if
+	   :: it != 0 -> break			/* Q: return skb; */
+	   :: else -> skip
+	   fi;
+
+	   /* softmq_ring_retire() */
+	   atomic {				/* H:271 long t = smq_tail_read(&r->tail); */
+		t2 = tail[idx];
+		ok = (t2 / 2 == head[idx])	/* H:273 if (softmq_ring_pos(t) != r->head) */
+	   };
+	   if
+	   :: ok ->
+#ifndef MUT_RETIRE_ORDER
+		mark[idx] = 0;			/* H:275 smq_clear_bit(idx, map); */
+		atomic {			/* H:281 if (smq_tail_try_cmpxchg(&r->tail, &t, t | SOFTMQ_RING_IDLE)) */
+			if
+			:: tail[idx] == t2 -> tail[idx] = t2 | 1
+			:: else -> ok = 0
+			fi
+		};
+#else
+		/* mutant: IDLE in first, the mark out after */
+		atomic {
+			if
+			:: tail[idx] == t2 -> tail[idx] = t2 | 1
+			:: else -> ok = 0
+			fi
+		};
+		if :: ok -> mark[idx] = 0 :: else -> skip fi;
+#endif
+		if
+#ifndef MUT_RETIRE_NOSET
+		:: !ok -> mark[idx] = 1		/* H:283 smq_set_bit(idx, map); */
+#endif
+		:: else -> skip
+		fi
+	   :: else -> skip
+	   fi;
+	   d_step {
+		if
+		:: !ok ->
+			busy = 1;		/* Q: *busy = true; */
+			if
+			:: first_busy == NR -> first_busy = idx	/* Q: first_busy = idx; */
+			:: else -> skip
+			fi
+		:: else -> skip
+		fi;
+		idx++;				/* Q: idx++; */
+		t2 = 0;
+		ok = 0
+	   }
+	od
+}
+
+/* softmq_dequeue().  Out: it. */
+inline dequeue()
+{
+	need_retry = 1;				/* Q: bool need_retry = true; */
+dq_retry:
+	busy = 0;				/* Q: busy = false; */
+	band_dequeue();
+	if
+	:: it == 0 ->
+		if
+#ifndef MUT_NO_CLEAR
+		/* one READ_ONCE of the state word */
+		:: need_retry && (missed || draining) ->	/* Q: if (need_retry && (READ_ONCE(sch->state) & QDISC_STATE_NON_EMPTY)) { */
+			missed = 0;		/* Q: clear_bit(__QDISC_STATE_MISSED, &sch->state); */
+			draining = 0;		/* Q: clear_bit(__QDISC_STATE_DRAINING, &sch->state); */
+			/* Q: smp_mb__after_atomic(); */
+			/* under SC: the re-scan's loads come after both clears
+			 * (see the note at the top of this file) */
+#ifndef MUT_NO_RESCAN
+			need_retry = 0;
+			goto dq_retry		/* Q: goto retry; */
+#else
+			need_retry = 0
+#endif
+#endif
+		:: else -> skip
+		fi;
+		if
+		:: busy -> draining = 1		/* Q: set_bit(__QDISC_STATE_DRAINING, &sch->state); */
+		:: else -> skip
+		fi
+	:: else -> skip
+	fi;
+	atomic { idx = 0; first_busy = 0; busy = 0; need_retry = 0 }
+}
+
+/*
+ * qdisc_run() = qdisc_run_begin(); __qdisc_run(); qdisc_run_end() (K, 6.12).
+ * __dev_xmit_skb() runs it after every enqueue, a dropped one too;
+ * net_tx_action() runs it for a scheduled qdisc.
+ */
+inline qdisc_run()
+{
+	atomic {				/* K: if (spin_trylock(&qdisc->seqlock)) */
+		if :: !locked -> locked = 1; got = 1 :: else -> got = 0 fi
+	};
+	if
+	:: !got ->
+		STALL;
+		atomic { old = missed; missed = 1 };	/* K: if (test_and_set_bit(__QDISC_STATE_MISSED, &qdisc->state)) */
+		if
+		:: !old ->
+#ifdef STALL_AFTER_MISSED
+			STALL;
+#endif
+#ifndef MUT_NO_RETRYLOCK
+			atomic {		/* K: return spin_trylock(&qdisc->seqlock); */
+				if :: !locked -> locked = 1; got = 1 :: else -> got = 0 fi
+			}
+#else
+			skip
+#endif
+		:: else -> skip
+		fi
+	:: else -> skip
+	fi;
+	if
+	:: got ->
+		quota = QUOTA;			/* K: int quota = READ_ONCE(net_hotdata.dev_tx_weight); */
+		do				/* K: while (qdisc_restart(q, &packets, quota)) { */
+		:: dequeue();
+		   if
+		   :: it == 0 -> break
+		   :: else -> skip
+		   fi;
+		   quota--;
+		   if
+		   :: quota == 0 ->		/* K: if (quota <= 0) { */
+			missed = 1;		/* K: set_bit(__QDISC_STATE_MISSED, &q->state); */
+			break
+		   :: else -> skip
+		   fi
+		od;
+		atomic { it = 0; quota = 0; got = 0 };
+		locked = 0;			/* K: spin_unlock(&qdisc->seqlock); */
+		/* K: smp_mb();  under SC: MISSED is read after the unlock */
+		atomic {			/* K: if (unlikely(test_bit(__QDISC_STATE_MISSED, */
+			if
+			:: missed -> sched = 1	/* K: __netif_schedule(qdisc); */
+			:: else -> skip
+			fi
+		}
+	:: else -> skip
+	fi;
+	atomic { got = 0; old = 0 }
+}
+
+proctype producer(byte p)
+{
+	byte i, r, t, pos, h, item;
+	bit woke, claimed;
+	bit canstall = 1;
+	CONSUMER_LOCALS;
+	STALL_LOCALS;
+
+	do
+	:: i < K ->
+#ifdef ANY_RING
+		atomic {
+			item = p * K + i + 1;
+			select (r : 0 .. NR - 1)	/* Q: idx = softmq_ring_index(t, skb); */
+		};
+#else
+		d_step { item = p * K + i + 1; r = RING_OF(p, i) };
+#endif
+		STALL;
+
+		/* ---- softmq_ring_push() ---- */
+		atomic {
+			t = tail[r];		/* H:177 long t = smq_tail_read(&r->tail); */
+			pos = t / 2		/* H:181 pos = softmq_ring_pos(t); */
+		};
+		do
+		:: atomic {			/* H:187 if (((pos - smq_load_acquire(&r->head_snap)) & */
+			(pos - head_snap[r] + 256) % 256 > MASK
+		   };
+		   atomic {
+			h = head[r];		/* H:189 unsigned long h = smq_load_acquire(&r->head); */
+			ok = ((pos - h + 256) % 256 > MASK)	/* H:191 if (((pos - h) & SOFTMQ_RING_POS_MASK) > r->mask) { */
+		   };
+		   if
+		   :: ok ->
+			atomic {		/* H:192 long now = smq_tail_read(&r->tail); */
+				if
+				:: tail[r] != t ->	/* H:195 if (now != t) { */
+					t = tail[r]; pos = t / 2; ok = 0; h = 0
+				:: else -> ok = 0; h = 0; break	/* H:199 return SOFTMQ_PUSH_FULL; */
+				fi
+			}
+		   :: else ->
+			d_step { head_snap[r] = h; h = 0 };	/* H:201 smq_store_release(&r->head_snap, h); */
+			goto cas
+		   fi
+		:: atomic {
+			(pos - head_snap[r] + 256) % 256 <= MASK
+		   };
+cas:		   atomic {			/* H:203 if (smq_tail_try_cmpxchg(&r->tail, &t, */
+			if
+			:: tail[r] == t ->
+				tail[r] = (pos + 1) * 2;
+				accepted[item] = 1;
+				itemring[item] = r;
+				itempos[item] = pos;
+				GHOST_CLAIM(r, pos);
+				claimed = 1;
+				break
+			:: else ->
+				t = tail[r];	/* H:206 (*retries)++; */
+				pos = t / 2
+			fi
+		   }
+		od;
+
+		if
+		:: claimed ->
+			woke = t % 2;		/* H:210 return (t & SOFTMQ_RING_IDLE) ? SOFTMQ_PUSH_WOKE : SOFTMQ_PUSH_OK; */
+			STALL;	/* claimed, not published */
+			d_step {		/* H:209 smq_store_release(&r->slot[pos & r->mask], item); */
+				assert(slot[r * DEPTH + pos % DEPTH] == 0);
+				slot[r * DEPTH + pos % DEPTH] = item;
+				if :: !woke -> GHOST_DONE :: else -> skip fi
+			};
+			if
+			:: woke ->
+				STALL;	/* WOKE, not yet marked */
+				mark[r] = 1	/* Q: softmq_active_set(t->active[band], idx); */
+			:: else -> skip
+			fi
+		:: else -> skip			/* Q: return softmq_drop(skb, sch, to_free); */
+		fi;
+		atomic { t = 0; pos = 0; woke = 0; claimed = 0; item = 0; r = 0 };
+		STALL;
+		qdisc_run();
+		atomic { GHOST_DONE; i++ }
+	:: else -> break
+	od;
+	ndone++;
+	goto end_out;
+stop:
+end_stop:
+	false;
+end_out:
+	skip
+}
+
+/* net_tx_action() for this qdisc. */
+active proctype softirq()
+{
+	byte p = 0;
+	bit canstall = 0;
+	CONSUMER_LOCALS;
+	STALL_LOCALS;
+
+end_wait:
+	do
+	:: atomic {
+		sched ->
+		sched = 0;		/* K: clear_bit(__QDISC_STATE_SCHED, &q->state); */
+		in_softirq = 1;
+		/*
+		 * P5.  Once the producers are done, MISSED can only be set by a
+		 * quota break (at most NITEMS/QUOTA times) or be left over from
+		 * before (once): a livelock, which keeps rescheduling without
+		 * end, trips this.  Not counted earlier: the count would split
+		 * states.
+		 */
+		if
+		:: ndone + nstalled == NP -> nsched++; assert(nsched <= MAXSCHED)
+		:: else -> skip
+		fi
+	   };
+	   qdisc_run();			/* K: qdisc_run(q); */
+	   in_softirq = 0
+	od;
+stop:
+	false
+}
+
+/* P3, P4: checked once everything has come to rest. */
+active proctype monitor()
+{
+	byte i;
+
+	atomic {
+		(ndone + nstalled == NP && !sched && !in_softirq && !locked) ->
+		do
+		:: i < NITEMS ->
+			i++;
+			if
+			:: accepted[i] && !stalled[(i - 1) / K] &&
+			   itempos[i] < blocked_from[itemring[i]] ->
+				assert(delivered[i])
+			:: else -> skip
+			fi
+		:: else -> break
+		od;
+		if
+#ifndef NO_CLEAN_END
+		:: nstalled == 0 ->
+			i = 0;
+			do
+			:: i < NR ->
+				assert(head[i] == tail[i] / 2);	/* empty */
+				assert(tail[i] % 2 == 1);	/* idle */
+				assert(!mark[i]);		/* unmarked */
+				i++
+			:: else -> break
+			od;
+			assert(!missed && !draining)
+#endif
+		:: else -> skip
+		fi
+	}
+}
+
+init
+{
+	byte i;
+
+	atomic {
+		do
+		:: i < NR ->
+			tail[i] = 1;	/* H: smq_tail_set(&r->tail, SOFTMQ_RING_IDLE); */
+			blocked_from[i] = NOPOS;
+			i++
+		:: else -> break
+		od;
+		i = 0;
+		do
+		:: i < NP -> run producer(i); i++
+		:: else -> break
+		od;
+		i = 0
+	}
+}

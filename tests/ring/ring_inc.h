@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Include include/softmq_ring.h for a test: with its userspace primitives
+ * (default) or, with -DRING_KSHIM, through its kernel branch on top of
+ * kshim/ (see kshim/kshim.h).  Also small helpers every test uses.
+ */
+#ifndef _RING_INC_H
+#define _RING_INC_H
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef RING_KSHIM
+#define __KERNEL__
+#include "softmq_ring.h"
+#undef __KERNEL__
+#define TAIL_LOAD(r)	  __atomic_load_n(&(r)->tail.counter, __ATOMIC_SEQ_CST)
+#define TAIL_STORE(r, v)  __atomic_store_n(&(r)->tail.counter, (v), __ATOMIC_SEQ_CST)
+#else
+#include "softmq_ring.h"
+#define TAIL_LOAD(r)	  __atomic_load_n(&(r)->tail, __ATOMIC_SEQ_CST)
+#define TAIL_STORE(r, v)  __atomic_store_n(&(r)->tail, (v), __ATOMIC_SEQ_CST)
+#endif
+
+#define HEAD_LOAD(r)	__atomic_load_n(&(r)->head, __ATOMIC_SEQ_CST)
+#define SNAP_LOAD(r)	__atomic_load_n(&(r)->head_snap, __ATOMIC_SEQ_CST)
+
+/* A zeroed, cache-line aligned ring, as the module gets from kzalloc. */
+static inline struct softmq_ring *ring_new(unsigned int depth)
+{
+	size_t sz = (softmq_ring_bytes(depth) + 63) & ~(size_t)63;
+	struct softmq_ring *r = aligned_alloc(64, sz);
+
+	if (!r)
+		abort();
+	memset(r, 0, sz);
+	softmq_ring_init(r, depth);
+	return r;
+}
+
+/*
+ * Put an initialised, empty ring at position @pos (head = head_snap = pos,
+ * claimed = pos, IDLE as given): how tests reach the wrap of
+ * SOFTMQ_RING_POS_MASK without 2^63 pushes.
+ */
+static inline void ring_seek(struct softmq_ring *r, unsigned long pos, int idle)
+{
+	pos &= SOFTMQ_RING_POS_MASK;
+	r->head = pos;
+	r->head_snap = pos;
+	TAIL_STORE(r, (long)((pos << 1) | (idle ? SOFTMQ_RING_IDLE : 0)));
+}
+
+/* Non-NULL pointer items that carry a number; never dereferenced. */
+#define ITEM(n)		((void *)(uintptr_t)(n))
+#define ITEM_N(p)	((uintptr_t)(p))
+
+#endif

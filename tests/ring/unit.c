@@ -1,0 +1,735 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unit tests for include/softmq_ring.h (cmocka, TAP output).
+ *
+ * Built twice by the Makefile:
+ *   out/unit        the header's userspace primitives (GCC __atomic builtins)
+ *   out/unit-kshim  the header's __KERNEL__ primitives on top of kshim/, whose
+ *                   hooks let a test act as "another CPU" between two steps of
+ *                   push/retire (the races a single thread cannot otherwise
+ *                   produce: retire's cmpxchg losing to a push, push's cmpxchg
+ *                   retry, the stale-tail re-read on a full-looking ring).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <cmocka.h>
+
+#include "ring_inc.h"
+
+#ifdef RING_KSHIM
+void (*kshim_hook)(enum kshim_ev ev, const void *addr);
+#endif
+
+static unsigned long lcg_state = 12345;
+static unsigned long lcg(void)
+{
+	lcg_state = lcg_state * 6364136223846793005UL + 1442695040888963407UL;
+	return lcg_state >> 33;
+}
+
+/* Push that must succeed with the given result. */
+static void push_expect(struct softmq_ring *r, uintptr_t n, enum softmq_push want)
+{
+	unsigned int retries = 0;
+
+	assert_int_equal(softmq_ring_push(r, ITEM(n), &retries), want);
+	assert_int_equal(retries, 0);
+}
+
+/* ---- layout and trivial calls --------------------------------------------- */
+
+static void t_layout(void **state)
+{
+	(void)state;
+	assert_int_equal(softmq_ring_bytes(0), sizeof(struct softmq_ring));
+	assert_int_equal(softmq_ring_bytes(4096),
+			 sizeof(struct softmq_ring) + 4096 * sizeof(void *));
+	/* producer line, consumer line and slots on separate cache lines */
+	assert_int_equal(offsetof(struct softmq_ring, tail), 0);
+	assert_true(offsetof(struct softmq_ring, mask) < 64);
+	assert_true(offsetof(struct softmq_ring, head_snap) < 64);
+	assert_int_equal(offsetof(struct softmq_ring, head), 64);
+	assert_int_equal(offsetof(struct softmq_ring, cmask), 64 + sizeof(long));
+	assert_int_equal(offsetof(struct softmq_ring, slot) % 64, 0);
+	assert_true(offsetof(struct softmq_ring, slot) >= 128);
+}
+
+static void t_pos(void **state)
+{
+	(void)state;
+	assert_int_equal(softmq_ring_pos(SOFTMQ_RING_IDLE), 0);
+	assert_int_equal(softmq_ring_pos(2), 1);
+	assert_int_equal(softmq_ring_pos(3), 1);
+	assert_true(softmq_ring_pos(-1L) == SOFTMQ_RING_POS_MASK);
+	assert_true(softmq_ring_pos(-2L) == SOFTMQ_RING_POS_MASK);
+	assert_true(softmq_ring_pos(0) == 0);
+	assert_true(SOFTMQ_RING_POS_MASK == (~0UL >> 1));
+}
+
+static void t_init_empty(void **state)
+{
+	unsigned long map[1] = { 0 };
+	struct softmq_ring *r = ring_new(8);
+
+	(void)state;
+	assert_int_equal(TAIL_LOAD(r), SOFTMQ_RING_IDLE);
+	assert_int_equal(r->head, 0);
+	assert_int_equal(r->head_snap, 0);
+	assert_int_equal(r->mask, 7);
+	assert_int_equal(r->cmask, 7);
+	assert_int_equal(r->credit, 0);
+	assert_int_equal(softmq_ring_count(r), 0);
+	assert_null(softmq_ring_peek(r));
+	assert_null(softmq_ring_pop(r));
+	/* retiring an idle empty ring: true, stays idle, bit stays clear */
+	assert_true(softmq_ring_retire(r, map, 0));
+	assert_int_equal(map[0], 0);
+	assert_int_equal(TAIL_LOAD(r), SOFTMQ_RING_IDLE);
+	push_expect(r, 1, SOFTMQ_PUSH_WOKE);
+	free(r);
+}
+
+static void t_reinit(void **state)
+{
+	struct softmq_ring *r = ring_new(4);
+	int i;
+
+	(void)state;
+	for (i = 1; i <= 3; i++)
+		push_expect(r, i, i == 1 ? SOFTMQ_PUSH_WOKE : SOFTMQ_PUSH_OK);
+	for (i = 1; i <= 3; i++)
+		assert_int_equal(ITEM_N(softmq_ring_pop(r)), i);
+	r->credit = 77;
+	softmq_ring_init(r, 4);		/* slots are NULL again: allowed */
+	assert_int_equal(softmq_ring_count(r), 0);
+	assert_int_equal(r->credit, 0);
+	push_expect(r, 9, SOFTMQ_PUSH_WOKE);
+	assert_int_equal(ITEM_N(softmq_ring_pop(r)), 9);
+	free(r);
+}
+
+/* ---- push / pop / peek / count -------------------------------------------- */
+
+static void t_fifo_full_peek_count(void **state)
+{
+	struct softmq_ring *r = ring_new(8);
+	unsigned int retries = 0;
+	int i;
+
+	(void)state;
+	for (i = 1; i <= 8; i++) {
+		push_expect(r, i, i == 1 ? SOFTMQ_PUSH_WOKE : SOFTMQ_PUSH_OK);
+		assert_int_equal(softmq_ring_count(r), i);
+	}
+	assert_int_equal(softmq_ring_push(r, ITEM(99), &retries), SOFTMQ_PUSH_FULL);
+	assert_int_equal(retries, 0);
+	assert_int_equal(softmq_ring_count(r), 8);
+	assert_int_equal(softmq_ring_pos(TAIL_LOAD(r)), 8);	/* nothing claimed */
+	for (i = 1; i <= 8; i++) {
+		assert_int_equal(ITEM_N(softmq_ring_peek(r)), i);
+		assert_int_equal(ITEM_N(softmq_ring_peek(r)), i);  /* not consumed */
+		assert_int_equal(ITEM_N(softmq_ring_pop(r)), i);
+		assert_int_equal(softmq_ring_count(r), 8 - i);
+	}
+	assert_null(softmq_ring_peek(r));
+	assert_null(softmq_ring_pop(r));
+	assert_int_equal(r->credit, 0);		/* consumer-private, untouched */
+	free(r);
+}
+
+/* The idle->active edge: WOKE only after a successful retire. */
+static void t_woke_edge(void **state)
+{
+	unsigned long map[1] = { 0 };
+	struct softmq_ring *r = ring_new(4);
+
+	(void)state;
+	push_expect(r, 1, SOFTMQ_PUSH_WOKE);
+	softmq_active_set(map, 3);
+	push_expect(r, 2, SOFTMQ_PUSH_OK);
+	assert_int_equal(ITEM_N(softmq_ring_pop(r)), 1);
+	assert_int_equal(ITEM_N(softmq_ring_pop(r)), 2);
+	assert_null(softmq_ring_pop(r));
+	/* drained but not retired: still active, a push is not a wake-up */
+	push_expect(r, 3, SOFTMQ_PUSH_OK);
+	assert_false(softmq_ring_retire(r, map, 3));	/* holds an item */
+	assert_int_equal(map[0], 1UL << 3);
+	assert_int_equal(ITEM_N(softmq_ring_pop(r)), 3);
+	assert_true(softmq_ring_retire(r, map, 3));
+	assert_int_equal(map[0], 0);
+	assert_true(TAIL_LOAD(r) & SOFTMQ_RING_IDLE);
+	push_expect(r, 4, SOFTMQ_PUSH_WOKE);
+	assert_false(TAIL_LOAD(r) & SOFTMQ_RING_IDLE);
+	free(r);
+}
+
+static void t_capacity_1(void **state)
+{
+	unsigned long map[1] = { 0 };
+	struct softmq_ring *r = ring_new(1);
+	unsigned int retries = 0;
+	int lap;
+
+	(void)state;
+	assert_int_equal(r->mask, 0);
+	for (lap = 1; lap <= 1000; lap++) {
+		enum softmq_push res = softmq_ring_push(r, ITEM(lap), &retries);
+
+		assert_int_equal(res, lap % 2 ? SOFTMQ_PUSH_WOKE : SOFTMQ_PUSH_OK);
+		if (res == SOFTMQ_PUSH_WOKE)
+			softmq_active_set(map, 0);
+		assert_int_equal(softmq_ring_push(r, ITEM(5000), &retries),
+				 SOFTMQ_PUSH_FULL);
+		assert_int_equal(softmq_ring_count(r), 1);
+		assert_int_equal(ITEM_N(softmq_ring_peek(r)), lap);
+		assert_int_equal(ITEM_N(softmq_ring_pop(r)), lap);
+		assert_null(softmq_ring_pop(r));
+		if (lap % 2 == 0)	/* retire every other lap */
+			assert_true(softmq_ring_retire(r, map, 0));
+	}
+	assert_int_equal(retries, 0);
+	assert_int_equal(r->head, 1000);
+	free(r);
+}
+
+static void t_capacity_4096(void **state)
+{
+	struct softmq_ring *r = ring_new(4096);
+	unsigned int retries = 0;
+	int lap, i;
+
+	(void)state;
+	for (lap = 0; lap < 3; lap++) {
+		for (i = 0; i < 4096; i++)
+			assert_int_not_equal(softmq_ring_push(r, ITEM(lap * 10000 + i + 1),
+							      &retries),
+					     SOFTMQ_PUSH_FULL);
+		assert_int_equal(softmq_ring_count(r), 4096);
+		assert_int_equal(softmq_ring_push(r, ITEM(1), &retries),
+				 SOFTMQ_PUSH_FULL);
+		for (i = 0; i < 4096; i++)
+			assert_int_equal(ITEM_N(softmq_ring_pop(r)), lap * 10000 + i + 1);
+		assert_null(softmq_ring_pop(r));
+	}
+	assert_int_equal(retries, 0);
+	free(r);
+}
+
+/* Random fill levels against a reference queue, many laps, from @start. */
+static void laps_vs_reference(unsigned int depth, unsigned long start,
+			      unsigned long ops)
+{
+	struct softmq_ring *r = ring_new(depth);
+	unsigned long map[1] = { 0 };
+	uintptr_t *ref = calloc(depth, sizeof(*ref));
+	unsigned long rh = 0, rt = 0, next = 1, i;
+	unsigned int retries = 0;
+	int idle = 1, wrapped = 0;
+
+	ring_seek(r, start, 1);
+	for (i = 0; i < ops; i++) {
+		unsigned long op = lcg() % 8;
+
+		if (op < 4) {		/* push */
+			enum softmq_push res = softmq_ring_push(r, ITEM(next), &retries);
+
+			if (rt - rh == depth) {
+				assert_int_equal(res, SOFTMQ_PUSH_FULL);
+				continue;
+			}
+			assert_int_equal(res, idle ? SOFTMQ_PUSH_WOKE : SOFTMQ_PUSH_OK);
+			if (res == SOFTMQ_PUSH_WOKE)
+				softmq_active_set(map, 0);
+			idle = 0;
+			ref[rt++ % depth] = next++;
+		} else if (op < 7) {	/* pop */
+			void *it = softmq_ring_pop(r);
+
+			if (rt == rh) {
+				assert_null(it);
+				continue;
+			}
+			assert_int_equal(ITEM_N(it), ref[rh++ % depth]);
+		} else {		/* peek, count, retire when empty */
+			assert_int_equal(softmq_ring_count(r), rt - rh);
+			if (rt == rh) {
+				assert_null(softmq_ring_peek(r));
+				if (!idle) {
+					assert_true(softmq_ring_retire(r, map, 0));
+					assert_int_equal(map[0], 0);
+					idle = 1;
+				}
+			} else {
+				assert_int_equal(ITEM_N(softmq_ring_peek(r)),
+						 ref[rh % depth]);
+				if (!idle) {
+					assert_false(softmq_ring_retire(r, map, 0));
+					assert_int_equal(map[0], 1);
+				}
+			}
+		}
+		/* positions as the header sees them, modulo POS_MASK + 1 */
+		assert_true(r->head == ((start + rh) & SOFTMQ_RING_POS_MASK));
+		assert_true(softmq_ring_pos(TAIL_LOAD(r)) ==
+			    ((start + rt) & SOFTMQ_RING_POS_MASK));
+		if (r->head < start)
+			wrapped = 1;
+	}
+	assert_int_equal(retries, 0);
+	if (start > SOFTMQ_RING_POS_MASK - 16)
+		assert_true(wrapped);	/* the run did cross the wrap */
+	free(ref);
+	free(r);
+}
+
+static void t_many_laps(void **state)
+{
+	(void)state;
+	laps_vs_reference(4, 0, 200000);	/* ~25000 laps */
+	laps_vs_reference(1, 0, 20000);
+	laps_vs_reference(64, 0, 100000);
+}
+
+static void t_wrap_pos_mask(void **state)
+{
+	unsigned long d;
+
+	(void)state;
+	for (d = 1; d <= 4096; d *= 4)
+		laps_vs_reference(d, SOFTMQ_RING_POS_MASK - d - 3, 20 * d + 1000);
+	laps_vs_reference(4096, SOFTMQ_RING_POS_MASK - 5, 40000);
+	laps_vs_reference(8, SOFTMQ_RING_POS_MASK, 1000);	/* next push wraps */
+}
+
+/* Full exactly at depth across the wrap, and positions restart at 0. */
+static void t_wrap_full_exact(void **state)
+{
+	struct softmq_ring *r = ring_new(4);
+	unsigned long map[1] = { 0 };
+	unsigned int retries = 0;
+	int i;
+
+	(void)state;
+	ring_seek(r, SOFTMQ_RING_POS_MASK - 1, 1);
+	for (i = 1; i <= 4; i++)
+		push_expect(r, i, i == 1 ? SOFTMQ_PUSH_WOKE : SOFTMQ_PUSH_OK);
+	assert_int_equal(softmq_ring_pos(TAIL_LOAD(r)), 2);	/* wrapped */
+	assert_int_equal(softmq_ring_count(r), 4);
+	assert_int_equal(softmq_ring_push(r, ITEM(5), &retries), SOFTMQ_PUSH_FULL);
+	for (i = 1; i <= 4; i++)
+		assert_int_equal(ITEM_N(softmq_ring_pop(r)), i);
+	assert_int_equal(r->head, 2);
+	softmq_active_set(map, 0);
+	assert_true(softmq_ring_retire(r, map, 0));
+	assert_int_equal(TAIL_LOAD(r), (2 << 1) | SOFTMQ_RING_IDLE);
+	free(r);
+}
+
+/* head_snap spares producers the consumer's line and is refreshed lazily. */
+static void t_head_snap(void **state)
+{
+	struct softmq_ring *r = ring_new(4);
+	unsigned int retries = 0;
+	int i;
+
+	(void)state;
+	for (i = 1; i <= 4; i++)
+		push_expect(r, i, i == 1 ? SOFTMQ_PUSH_WOKE : SOFTMQ_PUSH_OK);
+	assert_int_equal(SNAP_LOAD(r), 0);
+	softmq_ring_pop(r);
+	softmq_ring_pop(r);
+	assert_int_equal(SNAP_LOAD(r), 0);		/* consumer never writes it */
+	push_expect(r, 5, SOFTMQ_PUSH_OK);		/* looked full: read head */
+	assert_int_equal(SNAP_LOAD(r), 2);
+	push_expect(r, 6, SOFTMQ_PUSH_OK);		/* 5-2 < 4: snap suffices */
+	assert_int_equal(softmq_ring_push(r, ITEM(7), &retries), SOFTMQ_PUSH_FULL);
+	assert_int_equal(SNAP_LOAD(r), 2);
+	for (i = 3; i <= 6; i++)
+		assert_int_equal(ITEM_N(softmq_ring_pop(r)), i);
+
+	/* a stale snapshot from before the wrap of the position space */
+	ring_seek(r, 5, 0);
+	r->head_snap = SOFTMQ_RING_POS_MASK - 10;
+	push_expect(r, 8, SOFTMQ_PUSH_OK);
+	assert_int_equal(SNAP_LOAD(r), 5);
+	assert_int_equal(ITEM_N(softmq_ring_pop(r)), 8);
+	assert_int_equal(retries, 0);
+	free(r);
+}
+
+/* A producer stalled between its claim and its publish (emulated: the claim
+ * is the cmpxchg push does, the publish its release store). */
+static void claim(struct softmq_ring *r, unsigned long *pos, int *woke)
+{
+	long t = TAIL_LOAD(r);
+
+	*pos = softmq_ring_pos(t);
+	*woke = t & SOFTMQ_RING_IDLE;
+	TAIL_STORE(r, (long)(((*pos + 1) & SOFTMQ_RING_POS_MASK) << 1));
+}
+
+static void t_unpublished_head(void **state)
+{
+	struct softmq_ring *r = ring_new(4);
+	unsigned long map[1] = { 0 }, pos;
+	int woke;
+
+	(void)state;
+	claim(r, &pos, &woke);
+	assert_true(woke);
+	push_expect(r, 2, SOFTMQ_PUSH_OK);	/* behind the stalled one */
+	softmq_active_set(map, 0);		/* as the stalled one will */
+	assert_int_equal(softmq_ring_count(r), 2);	/* includes the claim */
+	assert_null(softmq_ring_peek(r));	/* FIFO: nothing skips it */
+	assert_null(softmq_ring_pop(r));
+	/* retire failure case 1: a claimed slot at head -> false, mark kept */
+	assert_false(softmq_ring_retire(r, map, 0));
+	assert_int_equal(map[0], 1);
+	assert_false(TAIL_LOAD(r) & SOFTMQ_RING_IDLE);
+	__atomic_store_n(&r->slot[pos & r->mask], ITEM(1), __ATOMIC_RELEASE);
+	assert_int_equal(ITEM_N(softmq_ring_peek(r)), 1);
+	assert_int_equal(ITEM_N(softmq_ring_pop(r)), 1);
+	assert_int_equal(ITEM_N(softmq_ring_pop(r)), 2);
+	assert_true(softmq_ring_retire(r, map, 0));
+	assert_int_equal(map[0], 0);
+	free(r);
+}
+
+/* The claimed-but-unpublished slot also counts against capacity. */
+static void t_unpublished_full(void **state)
+{
+	struct softmq_ring *r = ring_new(2);
+	unsigned int retries = 0;
+	unsigned long pos;
+	int woke;
+
+	(void)state;
+	push_expect(r, 1, SOFTMQ_PUSH_WOKE);
+	claim(r, &pos, &woke);
+	assert_false(woke);
+	assert_int_equal(softmq_ring_push(r, ITEM(3), &retries), SOFTMQ_PUSH_FULL);
+	assert_int_equal(ITEM_N(softmq_ring_pop(r)), 1);
+	assert_null(softmq_ring_pop(r));
+	push_expect(r, 3, SOFTMQ_PUSH_OK);
+	assert_int_equal(softmq_ring_push(r, ITEM(4), &retries), SOFTMQ_PUSH_FULL);
+	__atomic_store_n(&r->slot[pos & r->mask], ITEM(2), __ATOMIC_RELEASE);
+	assert_int_equal(ITEM_N(softmq_ring_pop(r)), 2);
+	assert_int_equal(ITEM_N(softmq_ring_pop(r)), 3);
+	free(r);
+}
+
+/* ---- active bitmap ---------------------------------------------------------- */
+
+static unsigned long naive_next(const unsigned long *map, unsigned long n,
+				unsigned long from)
+{
+	for (; from < n; from++)
+		if (map[from / BITS_PER_LONG] & (1UL << (from % BITS_PER_LONG)))
+			return from;
+	return n;
+}
+
+static void t_active_bitmap(void **state)
+{
+	static const unsigned int bits[] = { 0, 1, 63, 64, 127, 128, 149 };
+	unsigned long map[3] = { 0, 0, 0 };
+	unsigned long n = 150, from, i;
+	struct softmq_ring *r = ring_new(2);
+
+	(void)state;
+	assert_int_equal(softmq_active_next(map, n, 0), n);
+	assert_int_equal(softmq_active_next(map, n, 149), n);
+	for (i = 0; i < sizeof(bits) / sizeof(bits[0]); i++)
+		softmq_active_set(map, bits[i]);
+	softmq_active_set(map, 64);		/* idempotent */
+	assert_int_equal(map[0], 3UL | (1UL << 63));
+	assert_int_equal(map[1], 1UL | (1UL << 63));
+	assert_int_equal(map[2], 1UL | (1UL << 21));
+	for (from = 0; from <= n; from++)
+		assert_int_equal(softmq_active_next(map, n, from),
+				 naive_next(map, n, from));
+	assert_int_equal(softmq_active_next(map, n, 2), 63);
+	assert_int_equal(softmq_active_next(map, n, 65), 127);
+	assert_int_equal(softmq_active_next(map, n, 129), 149);
+	assert_int_equal(softmq_active_next(map, n, 150), n);
+
+	/* bits past n in the last word are never reported */
+	map[2] |= ~0UL << 22;
+	assert_int_equal(softmq_active_next(map, n, 149), 149);
+	assert_int_equal(softmq_active_next(map, n, 150), n);
+	assert_int_equal(softmq_active_next(map, 149, 130), 149);	/* n=149 */
+	map[2] &= ~(~0UL << 22);
+
+	/* retire clears exactly its own bit, at word boundaries */
+	for (i = 0; i < sizeof(bits) / sizeof(bits[0]); i++) {
+		unsigned long before[3];
+
+		memcpy(before, map, sizeof(before));
+		assert_true(softmq_ring_retire(r, map, bits[i]));
+		before[bits[i] / BITS_PER_LONG] &= ~(1UL << (bits[i] % BITS_PER_LONG));
+		assert_memory_equal(map, before, sizeof(before));
+	}
+	assert_int_equal(map[0] | map[1] | map[2], 0);
+	assert_int_equal(softmq_active_next(map, n, 0), n);
+
+	/* n exactly one and two words, n = 1 */
+	softmq_active_set(map, 63);
+	assert_int_equal(softmq_active_next(map, 64, 0), 63);
+	assert_int_equal(softmq_active_next(map, 63, 0), 63);	/* = n */
+	assert_int_equal(softmq_active_next(map, 128, 64), 128);
+	softmq_active_set(map, 127);
+	assert_int_equal(softmq_active_next(map, 128, 64), 127);
+	softmq_active_set(map, 0);
+	assert_int_equal(softmq_active_next(map, 1, 0), 0);
+	assert_int_equal(softmq_active_next(map, 1, 1), 1);
+	free(r);
+}
+
+static void t_active_random(void **state)
+{
+	unsigned long map[5];
+	int round;
+
+	(void)state;
+	for (round = 0; round < 2000; round++) {
+		unsigned long n = 1 + lcg() % (5 * BITS_PER_LONG), from, i;
+		unsigned long density = lcg() % 4;
+
+		memset(map, 0, sizeof(map));
+		for (i = 0; i < n; i++)
+			if (density && lcg() % (density * 8) == 0)
+				softmq_active_set(map, i);
+		if (round % 3 == 0)	/* junk past n */
+			map[4] |= ~0UL << 1;
+		for (from = 0; from <= n; from++)
+			assert_int_equal(softmq_active_next(map, n, from),
+					 naive_next(map, n, from));
+	}
+}
+
+/* ---- races at exact points (kshim build only) -------------------------------- */
+#ifdef RING_KSHIM
+
+static struct softmq_ring *h_ring;
+static unsigned long *h_map;
+static int h_armed, h_fired;
+static enum kshim_ev h_on;
+static const void *h_addr;
+static void (*h_action)(void);
+static enum kshim_ev h_log[64];
+static int h_nlog;
+
+/* Run h_action once, right after the first event h_on on h_addr. */
+static void hook(enum kshim_ev ev, const void *addr)
+{
+	if (h_nlog < 64)
+		h_log[h_nlog++] = ev;
+	if (!h_armed || ev != h_on || (h_addr && addr != h_addr))
+		return;
+	h_armed = 0;
+	kshim_hook = NULL;	/* the "other CPU" runs unhooked */
+	h_action();
+	h_fired++;
+	kshim_hook = hook;
+}
+
+static void arm(enum kshim_ev on, const void *addr, void (*action)(void))
+{
+	h_on = on;
+	h_addr = addr;
+	h_action = action;
+	h_armed = 1;
+	h_fired = 0;
+	h_nlog = 0;
+	kshim_hook = hook;
+}
+
+static enum softmq_push other_res;
+static void other_push(void)
+{
+	unsigned int rt = 0;
+
+	other_res = softmq_ring_push(h_ring, ITEM(100), &rt);
+	if (other_res == SOFTMQ_PUSH_WOKE)
+		softmq_active_set(h_map, 0);
+}
+
+/* Retire failure case 2: a push lands between retire's clear and cmpxchg. */
+static void t_retire_loses_to_push(void **state)
+{
+	unsigned long map[1] = { 0 };
+	struct softmq_ring *r = ring_new(4);
+
+	(void)state;
+	h_ring = r;
+	h_map = map;
+	push_expect(r, 1, SOFTMQ_PUSH_WOKE);
+	softmq_active_set(map, 0);
+	assert_int_equal(ITEM_N(softmq_ring_pop(r)), 1);
+	assert_null(softmq_ring_pop(r));
+	arm(KSHIM_CLEAR_BIT, NULL, other_push);
+	assert_false(softmq_ring_retire(r, map, 0));
+	kshim_hook = NULL;
+	assert_int_equal(h_fired, 1);
+	assert_int_equal(other_res, SOFTMQ_PUSH_OK);	/* ring was not idle */
+	assert_int_equal(map[0], 1);			/* mark put back */
+	assert_false(TAIL_LOAD(r) & SOFTMQ_RING_IDLE);
+	assert_int_equal(ITEM_N(softmq_ring_pop(r)), 100);
+	assert_true(softmq_ring_retire(r, map, 0));
+	free(r);
+}
+
+/* The order the handshake proof relies on: clear the mark, then cmpxchg
+ * IDLE in (then, on failure only, set it again). */
+static void t_retire_order(void **state)
+{
+	unsigned long map[1] = { 1 };
+	struct softmq_ring *r = ring_new(4);
+
+	(void)state;
+	h_ring = r;
+	h_map = map;
+	push_expect(r, 1, SOFTMQ_PUSH_WOKE);
+	softmq_ring_pop(r);
+	arm(KSHIM_SET_BIT, (void *)-1, NULL);	/* log only */
+	assert_true(softmq_ring_retire(r, map, 0));
+	kshim_hook = NULL;
+	assert_int_equal(h_nlog, 3);
+	assert_int_equal(h_log[0], KSHIM_TAIL_READ);
+	assert_int_equal(h_log[1], KSHIM_CLEAR_BIT);
+	assert_int_equal(h_log[2], KSHIM_TAIL_CMPXCHG);
+
+	push_expect(r, 2, SOFTMQ_PUSH_WOKE);
+	softmq_active_set(map, 0);
+	softmq_ring_pop(r);
+	arm(KSHIM_CLEAR_BIT, NULL, other_push);
+	assert_false(softmq_ring_retire(r, map, 0));
+	kshim_hook = NULL;
+	/* read, clear, (other push: read, cmpxchg, release), cmpxchg, set */
+	assert_int_equal(h_log[0], KSHIM_TAIL_READ);
+	assert_int_equal(h_log[1], KSHIM_CLEAR_BIT);
+	assert_int_equal(h_log[2], KSHIM_TAIL_CMPXCHG);
+	assert_int_equal(h_log[3], KSHIM_SET_BIT);
+	assert_int_equal(h_nlog, 4);
+	free(r);
+}
+
+/* Two producers race for one position: the loser retries behind it. */
+static void t_push_cmpxchg_retry(void **state)
+{
+	unsigned long map[1] = { 0 };
+	struct softmq_ring *r = ring_new(4);
+	unsigned int retries = 0;
+
+	(void)state;
+	h_ring = r;
+	h_map = map;
+	arm(KSHIM_TAIL_CMPXCHG, NULL, other_push);
+	assert_int_equal(softmq_ring_push(r, ITEM(1), &retries), SOFTMQ_PUSH_OK);
+	kshim_hook = NULL;
+	assert_int_equal(retries, 1);
+	assert_int_equal(other_res, SOFTMQ_PUSH_WOKE);	/* it took the edge */
+	assert_int_equal(ITEM_N(softmq_ring_pop(r)), 100);
+	assert_int_equal(ITEM_N(softmq_ring_pop(r)), 1);
+	free(r);
+}
+
+/* Ring looks full through a stale tail: the consumer drains and another
+ * producer pushes between our tail read and our head read.  Without the
+ * re-read of tail ("A stale tail can make a ring look full") this push
+ * would fail although there is room. */
+static void other_drain2_push1(void)
+{
+	unsigned int rt = 0;
+
+	assert_int_equal(ITEM_N(softmq_ring_pop(h_ring)), 1);
+	assert_int_equal(ITEM_N(softmq_ring_pop(h_ring)), 2);
+	assert_int_equal(softmq_ring_push(h_ring, ITEM(3), &rt), SOFTMQ_PUSH_OK);
+}
+
+static void t_push_stale_tail_full(void **state)
+{
+	struct softmq_ring *r = ring_new(2);
+	unsigned int retries = 0;
+
+	(void)state;
+	h_ring = r;
+	push_expect(r, 1, SOFTMQ_PUSH_WOKE);
+	push_expect(r, 2, SOFTMQ_PUSH_OK);
+	arm(KSHIM_LOAD_ACQUIRE, &r->head, other_drain2_push1);
+	assert_int_equal(softmq_ring_push(r, ITEM(4), &retries), SOFTMQ_PUSH_OK);
+	kshim_hook = NULL;
+	assert_int_equal(h_fired, 1);
+	assert_int_equal(ITEM_N(softmq_ring_pop(r)), 3);
+	assert_int_equal(ITEM_N(softmq_ring_pop(r)), 4);
+	assert_null(softmq_ring_pop(r));
+	free(r);
+}
+
+/* The same, but still full after the re-read: FULL, nothing claimed. */
+static void other_drain1_push1(void)
+{
+	unsigned int rt = 0;
+
+	assert_int_equal(ITEM_N(softmq_ring_pop(h_ring)), 1);
+	assert_int_equal(softmq_ring_push(h_ring, ITEM(3), &rt), SOFTMQ_PUSH_OK);
+}
+
+static void t_push_stale_tail_still_full(void **state)
+{
+	struct softmq_ring *r = ring_new(2);
+	unsigned int retries = 0;
+	long t;
+
+	(void)state;
+	h_ring = r;
+	push_expect(r, 1, SOFTMQ_PUSH_WOKE);
+	push_expect(r, 2, SOFTMQ_PUSH_OK);
+	arm(KSHIM_LOAD_ACQUIRE, &r->head, other_drain1_push1);
+	assert_int_equal(softmq_ring_push(r, ITEM(4), &retries), SOFTMQ_PUSH_FULL);
+	kshim_hook = NULL;
+	t = TAIL_LOAD(r);
+	assert_int_equal(softmq_ring_pos(t), 3);
+	assert_int_equal(ITEM_N(softmq_ring_pop(r)), 2);
+	assert_int_equal(ITEM_N(softmq_ring_pop(r)), 3);
+	free(r);
+}
+#endif /* RING_KSHIM */
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(t_layout),
+		cmocka_unit_test(t_pos),
+		cmocka_unit_test(t_init_empty),
+		cmocka_unit_test(t_reinit),
+		cmocka_unit_test(t_fifo_full_peek_count),
+		cmocka_unit_test(t_woke_edge),
+		cmocka_unit_test(t_capacity_1),
+		cmocka_unit_test(t_capacity_4096),
+		cmocka_unit_test(t_many_laps),
+		cmocka_unit_test(t_wrap_pos_mask),
+		cmocka_unit_test(t_wrap_full_exact),
+		cmocka_unit_test(t_head_snap),
+		cmocka_unit_test(t_unpublished_head),
+		cmocka_unit_test(t_unpublished_full),
+		cmocka_unit_test(t_active_bitmap),
+		cmocka_unit_test(t_active_random),
+#ifdef RING_KSHIM
+		cmocka_unit_test(t_retire_loses_to_push),
+		cmocka_unit_test(t_retire_order),
+		cmocka_unit_test(t_push_cmpxchg_retry),
+		cmocka_unit_test(t_push_stale_tail_full),
+		cmocka_unit_test(t_push_stale_tail_still_full),
+#endif
+	};
+
+	cmocka_set_message_output(CM_OUTPUT_TAP);
+#ifdef RING_KSHIM
+	return cmocka_run_group_tests_name("ring-unit-kshim", tests, NULL, NULL);
+#else
+	return cmocka_run_group_tests_name("ring-unit", tests, NULL, NULL);
+#endif
+}
