@@ -88,7 +88,7 @@ model() {
 	mkdir -p "$dir"
 	cp model/softmq.pml "$dir/"
 	if ! (cd "$dir" && spin -a $defs softmq.pml >spin.log 2>&1 &&
-	      gcc -O2 -w -DSAFETY -DCOLLAPSE -DMEMLIM=2048 -o pan pan.c \
+	      gcc -O2 -w -DSAFETY -DCOLLAPSE -DMEMLIM="${MODEL_MEMLIM:-2048}" -o pan pan.c \
 		>>spin.log 2>&1); then
 		fail "model $name: spin/pan build failed"
 		tail -n 20 "$dir/spin.log" | indent
@@ -123,6 +123,7 @@ model() {
 
 if [ "${1:-}" = --model-deep ]; then
 	# Larger configurations: minutes and GBs each; not part of check.
+	export MODEL_MEMLIM=${MODEL_MEMLIM:-4096}
 	model deep-any-ring ok "-DANY_RING"
 	model deep-any-ring-cursor-3p ok "-DNP=3 -DK=1 -DANY_RING -DANY_CURSOR"
 	model deep-any-ring-3p-d1-q1 ok "-DNP=3 -DK=1 -DDEPTH=1 -DQUOTA=1 -DANY_RING"

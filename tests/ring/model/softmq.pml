@@ -87,8 +87,23 @@
  *     taken and set MISSED, which the producers' qdisc_run already does;
  *   - no TCQ_F_CAN_BYPASS path, no change()/old-table draining.
  *
- * Bounds: see the Makefile's model targets for the configurations checked
- * and their state counts (all exhaustive; no bitstate).
+ * Bounds (tests/ring/run-check.sh, all exhaustive, no bitstate; pan built
+ * with -DSAFETY -DCOLLAPSE -DMEMLIM=2048, run with -m500000; a search that
+ * hits either bound fails the test; states on 2026-11-30):
+ *   base           NP=2 K=2 NR=2 DEPTH=2                    1.1M states
+ *   full-quota     DEPTH=1 QUOTA=1 (full path, quota path)   3.1M
+ *   three-producers NP=3 K=1                                  2.2M
+ *   one-ring       RING_MAP=1 (4 items, one ring of 2)       7.0M
+ *   one-ring-3p    RING_MAP=1 NP=3 K=1 DEPTH=1 QUOTA=2       6.7M
+ *   own-rings      RING_MAP=2 DEPTH=1 QUOTA=1                1.9M
+ *   any-cursor     ANY_CURSOR                                1.4M
+ *   stall          MAXSTALL=1                                3.7M
+ *   stall-3p       MAXSTALL=1 NP=3 K=1 DEPTH=1               6.1M
+ * about 25 s in all.  make -C tests/ring model-deep runs ANY_RING variants
+ * (26-44M states, up to 2.5 GB).  NP=3 K=2 does not fit in 3 GB.
+ * MUT_NO_RETRYLOCK runs with -DNO_CLEAN_END: with the clean-end check on,
+ * spin first reports a MISSED bit left set at rest; without it, the lost
+ * item itself.
  */
 
 #ifndef NP
