@@ -269,7 +269,11 @@ boot-failed)
 crashed|timeout)
 	last=$(grep -a '^=== RUN ' "$CONSOLE.$attempt" | tail -n 1 | sed 's/^=== RUN //')
 	why=$([ "$VM_STATE" = timeout ] && echo "wall-clock timeout" || echo "guest crashed")
-	echo "FAIL ${last:-vm-$LINE}: $why during ${last:-the run}, console: ${CONSOLE#"$REPO"/}"
+	started=$(grep -a -c '^=== RUN ' "$CONSOLE.$attempt" || true)
+	notrun=$(( ${#SCRIPTS[@]} - started ))
+	more=""
+	[ $notrun -gt 0 ] && more="; $notrun later script(s) not run"
+	echo "FAIL ${last:-vm-$LINE}: $why during ${last:-the run}$more; console: ${CONSOLE#"$REPO"/}"
 	grep -a -E -A40 'Kernel panic|Oops|BUG:|WARNING:|rcu: INFO|detected stall' "$CONSOLE.$attempt" |
 		head -n 80 | sed 's/^/    | /' || true
 	F=$((F + 1));;
