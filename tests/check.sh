@@ -122,7 +122,8 @@ for line in "${LINES[@]}"; do
 		echo "FAIL vm-$line: the VM run printed no summary (log: ${logf#"$REPO"/})"
 		F=$((F + 1))
 	fi
-	echo "($line: fetch ${tf}s, build ${tb}s, vm $(( $(now) - t - tf - tb ))s)"
+	lw=$(sed -n 's/.*got the VM lock after \([0-9]*\)s.*/\1/p' "$logf" | tail -n 1)
+	echo "($line: fetch ${tf}s, build ${tb}s, vm $(( $(now) - t - tf - tb ))s${lw:+, of which ${lw}s waiting for the VM lock})"
 	finish_group "$line" $(( $(now) - t ))
 done
 
