@@ -198,6 +198,35 @@ if build "$OUT/stress-jitter-tsan"; then
 	tap stress-jitter-tsan tsan "$OUT/stress-jitter-tsan" many 4 20000 4 37
 	tap stress-jitter-tsan tsan "$OUT/stress-jitter-tsan" qdisc 4 20000 4 37
 fi
+# Mutant: push publishes with a relaxed store instead of a release; TSan must
+# see the consumer's plain read of the payload race with the producer's write.
+mut=$OUT/mut/relaxed-publish
+mkdir -p "$mut"
+if python3 - "$mut/softmq_ring.h" <<'PYEOF'
+import sys
+s = open('../../include/softmq_ring.h').read()
+a = 'smq_store_release(&r->slot[pos & r->mask], item);'
+if a not in s:
+    sys.exit(1)
+open(sys.argv[1], 'w').write(s.replace(a, 'smq_write_once(r->slot[pos & r->mask], item);'))
+PYEOF
+then
+	if gcc -std=gnu11 -O1 -g -fsanitize=thread -I"$mut" stress.c -lpthread \
+		-o "$mut/stress-tsan" >"$mut/build.log" 2>&1; then
+		out=$(tsan "$mut/stress-tsan" one 4 20000 64 2>&1)
+		rc=$?
+		if [ $rc -ne 0 ] && grep -q 'ThreadSanitizer: data race' <<<"$out"; then
+			pass "stress-tsan mutant relaxed-publish: TSan reports the race"
+		else
+			fail "stress-tsan mutant relaxed-publish: no race reported (exit $rc)"
+		fi
+	else
+		fail "stress-tsan mutant relaxed-publish: build"
+		tail -n 20 "$mut/build.log" | indent
+	fi
+else
+	fail "stress-tsan mutant relaxed-publish: the publish store is no longer in the header"
+fi
 if build "$OUT/stress-asan"; then
 	tap stress-asan asan "$OUT/stress-asan" one 4 50000 64
 	tap stress-asan asan "$OUT/stress-asan" many 4 50000 16 37

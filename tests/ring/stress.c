@@ -23,9 +23,12 @@
  *                             protocol itself.
  *
  * Checks, always: every item arrives exactly once; items of one producer that
- * went to one ring arrive in the order it pushed them.  Items are
- * (producer << 32 | seq+1) in a pointer; ring = f(producer, seq) so each
- * producer spreads its items over rings in bursts.
+ * went to one ring arrive in the order it pushed them.  An item points to a
+ * payload word the producer writes with a plain store before the push and
+ * the consumer reads with a plain load after the pop (as an skb's contents):
+ * so ThreadSanitizer checks that push's publish orders the payload for the
+ * consumer.  ring = f(producer, seq) spreads each producer's items over the
+ * rings in bursts.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -82,6 +85,7 @@ static unsigned int nwords;
 
 /* consumer-side bookkeeping (only ever touched by the one consumer) */
 static unsigned char *seen[MAXP];
+static unsigned long *payload[MAXP];	/* payload[p][seq] = p << 32 | seq + 1 */
 static unsigned long *last_seq;		/* [P * R], seq + 1 of the last item */
 static unsigned long delivered, dups, order_errs, bad_ring;
 static unsigned long busy_skips, full_retries, push_retries;
@@ -96,12 +100,12 @@ static unsigned int ring_of(unsigned int p, unsigned long seq)
 
 static void deliver(unsigned int idx, void *it)
 {
-	uintptr_t v = ITEM_N(it);
+	unsigned long v = *(unsigned long *)it;	/* plain load: TSan checks */
 	unsigned int p = (unsigned int)(v >> 32);
 	unsigned long seq = (v & 0xffffffffUL) - 1;
 	unsigned long *last;
 
-	if (p >= P || seq >= M) {
+	if (p >= P || seq >= M || it != &payload[p][seq]) {
 		bad_ring++;
 		return;
 	}
@@ -161,8 +165,10 @@ static int band_dequeue(int *busy)
 static void producer_push(unsigned int p, unsigned long seq, void (*on_full)(void))
 {
 	unsigned int idx = R ? ring_of(p, seq) : 0, retries = 0;
-	void *it = ITEM(((uintptr_t)p << 32) | (seq + 1));
+	void *it = &payload[p][seq];
 	enum softmq_push res;
+
+	payload[p][seq] = ((unsigned long)p << 32) | (seq + 1);	/* plain store */
 
 	while ((res = softmq_ring_push(rings[idx], it, &retries)) == SOFTMQ_PUSH_FULL) {
 		__atomic_fetch_add(&full_retries, 1, __ATOMIC_RELAXED);
@@ -459,8 +465,10 @@ int main(int argc, char **argv)
 	nwords = (R + BITS_PER_LONG - 1) / BITS_PER_LONG;
 	if (strcmp(mode, "one"))
 		active = calloc(nwords, sizeof(long));
-	for (p = 0; p < P; p++)
+	for (p = 0; p < P; p++) {
 		seen[p] = calloc(M, 1);
+		payload[p] = calloc(M, sizeof(**payload));
+	}
 	last_seq = calloc((size_t)P * R, sizeof(*last_seq));
 	atomic_store(&producers_left, P);
 	sem_init(&softirq_sem, 0, 0);
@@ -523,8 +531,10 @@ int main(int argc, char **argv)
 		free(rings[i]);
 	free(rings);
 	free(active);
-	for (p = 0; p < P; p++)
+	for (p = 0; p < P; p++) {
 		free(seen[p]);
+		free(payload[p]);
+	}
 	free(last_seq);
 	return fails;
 }
