@@ -77,6 +77,11 @@ cached_env_ok() {   # the line was fetched before and is complete
 
 fetch_line() {
 	local line=$1 img abi kdir envf tc t0
+	case "$line" in
+	*-kasan|*-kcsan)   # sanitizer kernels: built here, tests/debugkernel
+		"$REPO/tests/debugkernel/build.sh" "${line##*-}"
+		return;;
+	esac
 	t0=$(now)
 	envf=$(line_env "$line")
 	tc=$(line_toolchain "$line")

@@ -23,6 +23,11 @@
 #                        python3 shebang, mode +x; helpers have other names)
 #   VM_TESTS="glob..."   select scripts by basename glob (a word without
 #                        glob characters matches as a substring)
+#   SOFTMQ_FULL=1        passed to the guest: full counts (make check-full)
+# A line's env file may add BOOT_ARGS (kernel command line), PRE_TESTS /
+# POST_TESTS (scripts run before / after the selected ones) and KMSG_FILTER
+# (the harness pipes each script's kernel log through it before the splat
+# scan; @RESULTS@ = results dir): the sanitizer lines of tests/debugkernel.
 #
 # Guest: the host's / read-only (9p) + tmpfs overlay, the results dir
 # read-write at the same path, -net none, oops=panic panic=-1.  Only one VM
@@ -128,6 +133,12 @@ if [ $SHELL_MODE = 0 ] && [ ${#SCRIPTS[@]} -eq 0 ]; then
 	mapfile -t SCRIPTS < <(select_scripts)
 	[ ${#SCRIPTS[@]} -gt 0 ] || die "no test scripts selected (tests/vm/[0-9]*.sh, VM_TESTS='${VM_TESTS:-}')"
 fi
+if [ $SHELL_MODE = 0 ]; then
+	# shellcheck disable=SC2206
+	[ -n "${PRE_TESTS:-}" ] && SCRIPTS=(${PRE_TESTS} "${SCRIPTS[@]}")
+	# shellcheck disable=SC2206
+	[ -n "${POST_TESTS:-}" ] && SCRIPTS+=(${POST_TESTS})
+fi
 
 # ------------------------------------------------------------ one VM at a time (taken before the results dir is reset)
 VM_LOCK=${SOFTMQ_VM_LOCK:-$CACHE/vm.lock}
@@ -172,13 +183,16 @@ q() { printf '%q' "$1"; }
 	echo "export SOFTMQ_CACHE=$(q "$CACHE")"
 	echo "export SOFTMQ_VM_MODE=$([ $SHELL_MODE = 1 ] && echo shell || echo test)"
 	echo "export SOFTMQ_VM_TESTS=$(q "${SCRIPTS[*]:-}")"
+	echo "export SOFTMQ_FULL=$(q "${SOFTMQ_FULL:-0}")"
+	kf=${KMSG_FILTER:-}
+	echo "export SOFTMQ_KMSG_FILTER=$(q "${kf//@RESULTS@/$RESULTS}")"
 } > "$RESULTS/guest.env"
 
 INITRD=$(make_initramfs)
 
 CMDLINE="console=ttyS0 oops=panic panic=-1 loglevel=5 quiet mitigations=off"
 CMDLINE="$CMDLINE softmq_repo=$REPO softmq_results=$RESULTS"
-CMDLINE="$CMDLINE softmq_moddir=$KMODDIR softmq_abi=$ABI $APPEND"
+CMDLINE="$CMDLINE softmq_moddir=$KMODDIR softmq_abi=$ABI ${BOOT_ARGS:-} $APPEND"
 
 ACCEL=(-accel tcg,thread=multi)
 [ -n "$ICOUNT" ] && ACCEL=(-accel tcg,thread=single -icount "shift=$ICOUNT,sleep=off")
