@@ -1,0 +1,76 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# tc bad input against the real kernel: every softmq option with a missing,
+# repeated, negative, huge, out-of-range and non-numeric value, as add (no
+# softmq yet), change and replace (softmq attached).  Each must exit 1 with
+# an error on stderr and leave the kernel as it was: the device's qdisc
+# dump (handle, options) and softmq's reconfiguration counter unchanged.
+# (The host-side tests in tc-plugin/tests check the message text and that
+# nothing is sent; this checks the kernel side.)
+. "$(dirname "$0")/../fuzz/lib.sh"
+
+load_softmq || { bad tc-badinput "cannot load sch_softmq"; exit 0; }
+modprobe dummy 2>/dev/null
+D=tcb0
+trap 'ip link del $D 2>/dev/null' EXIT
+ip link del $D 2>/dev/null
+ip link add $D type dummy && ip link set $D up || { bad tc-badinput "no dummy device"; exit 0; }
+[ -e "${TC_LIB_DIR:-/nonexistent}/q_softmq.so" ] ||
+	{ bad tc-badinput "no q_softmq.so in TC_LIB_DIR='${TC_LIB_DIR:-}' (make plugin)"; exit 0; }
+
+# Sanity: the good form works (else every "refused" below proves nothing).
+if ! out=$(tc qdisc add dev $D root softmq flows 64 depth 32 quantum 1000 bands 1 key cpu 2>&1); then
+	bad tc-badinput-good-form "tc refused a valid command: $out"; exit 0
+fi
+tc qdisc del dev $D root
+
+bads=()
+for o in flows depth quantum bands; do
+	bads+=("$o" "$o $o" "$o 64 $o 64" "$o -1" "$o -64" "$o 4294967296"
+		"$o 18446744073709551616" "$o 99999999999999999999999" "$o abc" "$o 12abc"
+		"$o 0x" "$o ''" "$o 0" "$o 64 junk")
+	# quantum is a tc size (1514, 1.5k, 1e3 are all valid), the others counts
+	[ $o = quantum ] && bads+=("$o 1.5q" "$o kb" "$o 64kq") || bads+=("$o 1e3" "$o 1k" "$o 64.5")
+done
+bads+=("flows 131072" "flows 100" "flows 65537" "depth 8192" "depth 3" "depth 4097"
+	"quantum 63" "quantum 1048577" "bands 2" "bands 4"
+	"key" "key key" "key flow key cpu" "key -1" "key 2" "key 4294967296" "key foo"
+	"key FLOW" "frobnicate 1" "flows 64 frobnicate")
+
+# The kernel's view: qdisc dump with statistics and softmq's xstats
+# (reconfiguration count, allocated rings).  Nothing sends on $D (no
+# address, IPv6 off), so any difference is a change.
+sysctl -qw net.ipv6.conf.$D.disable_ipv6=1
+state() { tc -s -d qdisc show dev $D; }
+
+# Normal suite: every variant as change (softmq attached) and as add; the
+# full run (SOFTMQ_FULL=1) also as replace.
+modes="add change"
+[ "$FULL" = 1 ] && modes="add change replace"
+n_ok=0 n_bad=0
+for mode in $modes; do
+	tc qdisc del dev $D root 2>/dev/null
+	[ $mode != add ] && tc qdisc add dev $D root softmq flows 128 depth 16 quantum 700
+	after=$(state)
+	for args in "${bads[@]}"; do
+		before=$after
+		# shellcheck disable=SC2086
+		out=$(eval tc qdisc $mode dev $D root softmq $args 2>&1)
+		rc=$?
+		after=$(state)
+		why=""
+		[ $rc = 1 ] || why="exit status $rc (want 1)"
+		[ -n "$out" ] || why="$why, no error message"
+		[ "$before" = "$after" ] || why="$why, kernel state changed: [$before] -> [$after]"
+		if [ -n "$why" ]; then
+			bad "tc-badinput-$mode-$(echo "$args" | tr -c 'a-zA-Z0-9\n-' '_')" "tc qdisc $mode ... softmq $args: ${why#, } (output: $(echo "$out" | head -n 2 | tr '\n' ' '))"
+			n_bad=$((n_bad + 1))
+		else
+			n_ok=$((n_ok + 1))
+		fi
+	done
+done
+note "tc bad input: $n_ok of $((n_ok + n_bad)) commands refused with exit 1 and no kernel change"
+[ $n_bad = 0 ] && ok tc-badinput-all-$((n_ok + n_bad))
+tc qdisc del dev $D root 2>/dev/null
+exit 0

@@ -1,0 +1,172 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# softmq's memory cap (SOFTMQ_MEM_CAP, 128 MiB worst case per instance) and
+# what an instance really allocates.
+#
+# Worst case, as softmq_geometry_bytes() computes it and README states:
+#   table + bands * rings * pow2(128 + 8 * depth)
+# (rings = flows, or nr_cpu_ids with key cpu; a ring is a 128-byte header
+# plus depth pointers, rounded up to its kmalloc size class).  The table
+# (header, ring pointers, per-band bitmaps) is allocated at add/change,
+# rings lazily on their first packet.
+#
+#  1. geometries above the cap are refused with the cap's extack message,
+#     by add and by change (and change leaves the old configuration);
+#  2. the largest accepted geometry with big rings (flows 512, depth 4096,
+#     bands 3: 1536 rings of 64 KiB = 96 MiB) costs only its table at add,
+#     and once traffic has touched every ring, at most the stated bound,
+#     measured with SUnreclaim + VmallocUsed (kmalloc'ed rings above 8 KiB
+#     are page allocations accounted in SUnreclaim);
+#  3. the largest ring table (flows 65536, bands 3) costs its table only;
+#  4. after delete, memory is back to baseline.
+. "$(dirname "$0")/../fuzz/lib.sh"
+
+load_softmq || { bad memcap "cannot load sch_softmq"; exit 0; }
+D=cap0
+# A device slower than the sender: on an idle softmq packets bypass the
+# rings (TCQ_F_CAN_BYPASS), so only a stopped TX queue makes them queue.
+SD_PARAMS=/sys/module/slowdev/parameters
+cleanup() {
+	[ -n "${FLOOD:-}" ] && kill "$FLOOD" 2>/dev/null
+	ip link del $D 2>/dev/null
+	[ -n "${old_rate:-}" ] && echo "$old_rate" > $SD_PARAMS/rate_pps
+	true
+}
+trap cleanup EXIT
+ip link del $D 2>/dev/null
+if load_slowdev; then
+	old_rate=$(cat $SD_PARAMS/rate_pps)
+	echo 20000 > $SD_PARAMS/rate_pps
+	ip link add $D type slowdev || { bad memcap "cannot create a slowdev device"; exit 0; }
+	SLOW=1
+else
+	modprobe dummy 2>/dev/null
+	ip link add $D type dummy || { bad memcap "no dummy device"; exit 0; }
+	SLOW=0
+fi
+ip link set $D arp off
+ip link set $D up
+sysctl -qw net.ipv6.conf.$D.disable_ipv6=1
+ip addr add 198.18.0.1/16 dev $D
+req() { $PY "$REPO/tests/fuzz/nlfuzz.py" --dev $D --once "$@" 2>&1; }
+ncpu_ids=$(( $(tr ',' '\n' < /sys/devices/system/cpu/possible | sed 's/.*-//' | sort -n | tail -n 1) + 1 ))
+
+pow2() { local p=1; while [ $p -lt "$1" ]; do p=$((p * 2)); done; echo $p; }
+# table FLOWS BANDS: the table's size as softmq_table_bytes() computes it
+table() { echo $(( (128 + $2 * $1 * 8 + 63) / 64 * 64 + $2 * (( ($1 + 63) / 64 * 8 + 63) / 64 * 64) )); }
+# bound FLOWS DEPTH BANDS: what an instance may really allocate: the table
+# (one kvzalloc: kmalloc rounds it up to a power of two when it succeeds,
+# vmalloc to pages) + bands * flows rings of pow2(128 + 8 * depth) bytes.
+# softmq_geometry_bytes() (the cap) counts the table unrounded; with at
+# most 2 MiB of table against ring sizes of 2^k or 3 * 2^k, no cap
+# decision changes.
+bound() {
+	echo $(( $(pow2 "$(table "$1" "$3")") + $3 * $1 * $(pow2 $((128 + 8 * $2))) ))
+}
+used_kb() { awk '/^SUnreclaim:/ {s=$2} /^VmallocUsed:/ {v=$2} END {print s + v}' /proc/meminfo; }
+settle_used_kb() { mem_snap > /dev/null; used_kb; }
+
+# ---- 1. above the cap
+capmsg="exceeds the 128 MiB memory cap"
+for g in "flows=65536 depth=4096 bands=3" "flows=65536 depth=128 bands=1" \
+	 "flows=32768 depth=128 bands=3" "flows=1024 depth=4096 bands=3" \
+	 "flows=2048 depth=4096 bands=1"; do
+	tc qdisc del dev $D root 2>/dev/null
+	out=$(req add $g)
+	if [[ $out == error\ EINVAL*"$capmsg"* ]] && ! $QSTAT $D | grep -q kind=softmq; then
+		ok "memcap-refused-add-${g// /-}"
+	else
+		bad "memcap-refused-add-${g// /-}" "add $g: '$out' (want EINVAL with '$capmsg', nothing attached)"
+	fi
+	tc qdisc add dev $D root softmq flows 512 depth 64 bands 3 || bad memcap "setup add failed"
+	before=$(tc qdisc show dev $D)
+	out=$(req change $g)
+	after=$(tc qdisc show dev $D)
+	if [[ $out == error\ EINVAL*"$capmsg"* ]] && [ "$before" = "$after" ]; then
+		ok "memcap-refused-change-${g// /-}"
+	else
+		bad "memcap-refused-change-${g// /-}" "change $g: '$out', dump '$before' -> '$after'"
+	fi
+done
+# Just below the cap is accepted (96 MiB worst case), also with key cpu.
+for g in "flows=16384 depth=128 bands=3" "flows=65536 depth=64 bands=1" "flows=512 depth=4096 bands=3 key=1"; do
+	tc qdisc del dev $D root 2>/dev/null
+	out=$(req add $g)
+	if [[ $out == ok\ * ]]; then ok "memcap-accepted-${g// /-}"; else bad "memcap-accepted-${g// /-}" "add $g: $out"; fi
+done
+tc qdisc del dev $D root 2>/dev/null
+
+# ---- 2. the largest accepted big-ring geometry, every ring touched
+base=$(mem_snap)
+u0=$(settle_used_kb)
+F=512 DEP=4096 B=3
+lim=$(( $(bound $F $DEP $B) / 1024 ))
+ring_kb=$(( $(pow2 $((128 + 8 * DEP))) / 1024 ))
+out=$(req add flows=$F depth=$DEP bands=$B)
+[[ $out == ok\ * ]] || bad memcap-largest-add "add flows $F depth $DEP bands $B: $out"
+u1=$(settle_used_kb)
+tab_kb=$(( $(pow2 "$(table $F $B)") / 1024 ))
+note "largest geometry flows $F depth $DEP bands $B: stated bound $lim kB; at add +$((u1 - u0)) kB (table <= $tab_kb kB)"
+if [ $((u1 - u0)) -le $((tab_kb + 256)) ]; then ok memcap-largest-add-table-only
+else bad memcap-largest-add-table-only "add cost $((u1 - u0)) kB, the table is at most $tab_kb kB (+256 kB slack)"; fi
+# Traffic over many flows in all three bands (priorities 6, 0, 1) until
+# every ring was allocated.
+if [ $SLOW = 0 ]; then
+	skip memcap-largest-all-rings "no slowdev module ($(slowdev_ko)): on a dummy device packets bypass the rings"
+else
+$PY - $D $((F * B)) <<'EOF' &
+import os, random, socket, sys, time
+dev, want = sys.argv[1], int(sys.argv[2])
+rng = random.Random(5)
+socks = []
+for prio in (6, 0, 1):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.setsockopt(socket.SOL_SOCKET, 25, dev.encode())
+    s.setsockopt(socket.SOL_SOCKET, 12, prio)
+    socks.append(s)
+t0 = time.time()
+while time.time() - t0 < 120:
+    for s in socks:
+        for _ in range(200):
+            try:
+                s.sendto(b"m", ("198.18.%d.%d" % (rng.randrange(256), rng.randrange(1, 255)),
+                                rng.randrange(1, 65535)))
+            except OSError:
+                pass
+EOF
+FLOOD=$!
+alloc=0
+for i in $(seq 240); do
+	alloc=$(qget "$($QSTAT $D)" allocated_rings)
+	[ "$alloc" -ge $((F * B)) ] && break
+	sleep 0.5
+done
+kill $FLOOD 2>/dev/null; wait $FLOOD 2>/dev/null; FLOOD=""
+wait_drain $D 5
+u2=$(settle_used_kb)
+note "after traffic: $alloc of $((F * B)) rings allocated, +$((u2 - u0)) kB (rings alone: $((alloc * ring_kb)) kB at $ring_kb kB each)"
+if [ "$alloc" -lt $((F * B)) ]; then
+	bad memcap-largest-all-rings "traffic allocated only $alloc of $((F * B)) rings in 120 s"
+elif [ $((u2 - u0)) -gt $((lim + 1024)) ]; then
+	bad memcap-largest-all-rings "uses $((u2 - u0)) kB, more than the stated $lim kB (+1 MiB slack)"
+elif [ $((u2 - u0)) -lt $((alloc * ring_kb * 9 / 10)) ]; then
+	bad memcap-largest-all-rings "measured only $((u2 - u0)) kB for $alloc rings of $ring_kb kB: the measurement is broken"
+else
+	ok memcap-largest-all-rings
+fi
+fi
+tc qdisc del dev $D root
+mem_check memcap-largest-freed "$base"
+
+# ---- 3. the largest ring table: table only at add
+u0=$(settle_used_kb)
+out=$(req add flows=65536 depth=1 bands=3)
+u1=$(settle_used_kb)
+tab_kb=$(( $(pow2 "$(table 65536 3)") / 1024 ))
+note "flows 65536 bands 3: table $(( $(table 65536 3) / 1024 )) kB, rounded up to $tab_kb kB (kmalloc), +$((u1 - u0)) kB at add"
+if [[ $out != ok\ * ]]; then bad memcap-big-table "add: $out"
+elif [ $((u1 - u0)) -gt $((tab_kb + 256)) ]; then bad memcap-big-table "add cost $((u1 - u0)) kB > table $tab_kb kB + 256 kB"
+else ok memcap-big-table; fi
+tc qdisc del dev $D root
+mem_check memcap-big-table-freed "$base"
+exit 0

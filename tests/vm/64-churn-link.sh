@@ -1,0 +1,86 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Link flaps with packets queued: a slowdev device (tests/modules/slowdev,
+# slower than its senders, so softmq holds a backlog) is taken down/up and
+# its carrier off/on (both reset the qdisc with packets in its rings),
+# alternately with softmq as root and as mq children, while UDP floods it
+# and pktgen + iperf3 load a softmq-rooted veth on all vCPUs.  After: both
+# devices drain, probes leave, counter identity on the veth, memory back.
+#
+# Flaps: 20 (normal suite), 200 with SOFTMQ_FULL=1 (SOFTMQ_LINK_FLAPS).
+. "$(dirname "$0")/../fuzz/lib.sh"
+
+FLAPS=${SOFTMQ_LINK_FLAPS:-$(n 20 200)}
+load_softmq || { bad churn-link "cannot load sch_softmq"; exit 0; }
+if ! load_slowdev; then
+	skip churn-link "no slowdev module ($(slowdev_ko)); build it: tests/testbed/build.sh $SMQ_LINE"
+	exit 0
+fi
+SP=/sys/module/slowdev/parameters
+old_rate=$(cat $SP/rate_pps) old_fifo=$(cat $SP/fifo_len)
+cleanup() {
+	# shellcheck disable=SC2086
+	[ -n "${FLOOD:-}" ] && { kill $FLOOD 2>/dev/null; wait $FLOOD 2>/dev/null; }
+	load_stop; topo_down
+	ip link del sl0 2>/dev/null; ip link del sl1 2>/dev/null
+	echo "$old_rate" > $SP/rate_pps; echo "$old_fifo" > $SP/fifo_len
+}
+trap cleanup EXIT
+TXQ=$((NCPU < 2 ? 2 : NCPU))
+topo_up $TXQ || { bad churn-link "cannot set up the veth pair"; exit 0; }
+echo 2000 > $SP/rate_pps
+echo 8 > $SP/fifo_len
+ip link add sl0 type slowdev && ip link add sl1 numtxqueues $TXQ type slowdev ||
+	{ bad churn-link "cannot create slowdev devices"; exit 0; }
+for d in sl0 sl1; do
+	sysctl -qw net.ipv6.conf.$d.disable_ipv6=1
+	ip link set $d arp off; ip link set $d up
+done
+ip addr add 198.18.0.1/16 dev sl0
+ip addr add 198.19.0.1/16 dev sl1
+tc qdisc replace dev sl0 root softmq depth 256
+tc qdisc replace dev sl1 root handle 1: mq
+for i in $(seq $TXQ); do tc qdisc replace dev sl1 parent 1:$(printf %x "$i") softmq depth 256; done
+tc qdisc replace dev $DEV root softmq
+modprobe pktgen 2>/dev/null
+base=$(mem_snap)
+load_start || { bad churn-link "cannot start the load"; exit 0; }
+$PY "$REL_DIR/flood.py" sl0 198.18 --procs 1 &
+FLOOD=$!
+$PY "$REL_DIR/flood.py" sl1 198.19 --procs 1 &
+FLOOD="$FLOOD $!"
+sleep 1
+
+queued=0 fails=0 t0=$(date +%s)
+for i in $(seq "$FLAPS"); do
+	d=$([ $((i % 2)) = 1 ] && echo sl0 || echo sl1)
+	# packets queued in softmq right now?
+	ql=$(softmq_qlen $d)
+	[ "$ql" -gt 0 ] && queued=$((queued + 1))
+	if [ $(((i / 2) % 2)) = 0 ]; then
+		ip link set $d down && ip link set $d up || fails=$((fails + 1))
+	else
+		ip link set $d carrier off && sleep 0.05 && ip link set $d carrier on || fails=$((fails + 1))
+	fi
+	tc qdisc show dev $d | grep -q '^qdisc softmq' || { echo "flap $i: softmq gone from $d"; fails=$((fails + 1)); }
+	load_keepalive || true
+	sleep 0.1
+done
+note "churn-link: $FLAPS flaps in $(( $(date +%s) - t0 )) s, $queued with packets queued in softmq"
+# shellcheck disable=SC2086
+kill $FLOOD 2>/dev/null; wait $FLOOD 2>/dev/null; FLOOD=""
+if [ $fails = 0 ]; then ok churn-link-flaps-$FLAPS; else bad churn-link-flaps-$FLAPS "$fails flaps failed"; fi
+if [ $queued -ge $((FLAPS / 2)) ]; then ok churn-link-with-backlog
+else bad churn-link-with-backlog "only $queued of $FLAPS flaps had packets queued: the test did not test"; fi
+for d in sl0 sl1; do
+	if wait_drain $d 10; then ok churn-link-$d-drained; else bad churn-link-$d-drained "packets stuck after the flaps"; fi
+	dst=$([ $d = sl0 ] && echo 198.18.0.2 || echo 198.19.0.2)
+	if out=$($PY "$REL_DIR/probe.py" $d $dst --limit-ms "$PROBE_MS"); then ok churn-link-$d-probe; note "$out"
+	else bad churn-link-$d-probe "$out"; fi
+done
+load_stop
+after_load churn-link
+ip link del sl0; ip link del sl1
+tc qdisc del dev $DEV root
+mem_check churn-link-memory "$base"
+exit 0

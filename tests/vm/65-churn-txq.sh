@@ -1,0 +1,60 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# txqueuelen and the number of TX queues (ethtool -L on veth) changed while
+# pktgen + iperf3 run on all vCPUs through softmq: as the device root
+# (shared by all TX queues; with key flow and key cpu) and as mq children
+# (queues appear and disappear under mq).  After: nothing stuck, probe,
+# counter identity, memory back to baseline.
+#
+# Steps: 12 (normal suite), 100 with SOFTMQ_FULL=1 (SOFTMQ_TXQ_STEPS).
+. "$(dirname "$0")/../fuzz/lib.sh"
+
+STEPS=${SOFTMQ_TXQ_STEPS:-$(n 12 100)}
+load_softmq || { bad churn-txq "cannot load sch_softmq"; exit 0; }
+trap 'load_stop; topo_down' EXIT
+MAXQ=$((NCPU * 2 < 4 ? 4 : NCPU * 2))
+topo_up $MAXQ || { bad churn-txq "cannot set up the veth pair"; exit 0; }
+if ! ethtool -L $DEV tx 1 > /dev/null 2>&1; then
+	skip churn-txq "ethtool -L does not work on veth here: $(ethtool -L $DEV tx 1 2>&1)"
+	exit 0
+fi
+ethtool -L $DEV tx $MAXQ
+modprobe pktgen 2>/dev/null
+base=$(mem_snap)
+tc qdisc replace dev $DEV root handle 2: softmq
+load_start || { bad churn-txq "cannot start the load"; exit 0; }
+
+RANDOM=11
+fails=0 t0=$(date +%s)
+for s in $(seq "$STEPS"); do
+	case $((s % 4)) in
+	1) tc qdisc del dev $DEV root 2>/dev/null; tc qdisc add dev $DEV root handle 2: softmq key flow;;
+	2) tc qdisc replace dev $DEV root handle 2: softmq key cpu flows 16;;
+	3|0)
+		if ! tc qdisc show dev $DEV | grep -q 'qdisc mq 1:'; then
+			tc qdisc del dev $DEV root 2>/dev/null
+			tc qdisc add dev $DEV root handle 1: mq
+			for i in $(seq $MAXQ); do tc qdisc add dev $DEV parent 1:$(printf %x "$i") softmq depth 32; done
+		fi;;
+	esac || { echo "step $s: qdisc setup failed"; fails=$((fails + 1)); }
+	q=$((1 + RANDOM % MAXQ)) l=$(( (RANDOM % 5 == 0) ? 0 : 1 + RANDOM % 2000 ))
+	ethtool -L $DEV tx $q || { echo "step $s: ethtool -L $DEV tx $q failed"; fails=$((fails + 1)); }
+	ip link set $DEV txqueuelen $l || { echo "step $s: txqueuelen $l failed"; fails=$((fails + 1)); }
+	got=$(ethtool -l $DEV | awk '/^Current/ {c = 1} c && /^TX:/ {print $2; exit}')
+	[ "$got" = "$q" ] || { echo "step $s: $DEV has $got TX queues, want $q"; fails=$((fails + 1)); }
+	sleep 0.3
+	load_keepalive || { echo "step $s: iperf3 died"; fails=$((fails + 1)); }
+done
+note "churn-txq: $STEPS steps in $(( $(date +%s) - t0 )) s"
+if [ $fails = 0 ]; then ok churn-txq-steps-$STEPS; else bad churn-txq-steps-$STEPS "$fails failed steps"; fi
+ethtool -L $DEV tx $MAXQ
+ip link set $DEV txqueuelen 1000
+load_stop
+# mq children and their drain first, then a softmq root for the identity.
+if wait_drain $DEV 10; then ok churn-txq-drained-last; else bad churn-txq-drained-last "packets stuck after the steps"; fi
+tc qdisc del dev $DEV root
+tc qdisc add dev $DEV root handle 2: softmq
+after_load churn-txq
+tc qdisc del dev $DEV root
+mem_check churn-txq-memory "$base"
+exit 0

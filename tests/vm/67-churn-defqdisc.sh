@@ -1,0 +1,76 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# net.core.default_qdisc=softmq while devices come and go: slowdev devices
+# with 1 TX queue (softmq root) and several (mq with softmq children, which
+# keep NOLOCK this way) are created, pass traffic, and are destroyed, while
+# pktgen + iperf3 load a veth on all vCPUs.  While softmq is the default
+# the module must be pinned (rmmod refused).  After: default restored,
+# probe, counter identity, memory back to baseline.
+#
+# Devices: 20 (normal suite), 200 with SOFTMQ_FULL=1 (SOFTMQ_DEV_CYCLES).
+. "$(dirname "$0")/../fuzz/lib.sh"
+
+CYCLES=${SOFTMQ_DEV_CYCLES:-$(n 20 200)}
+load_softmq || { bad churn-defqdisc "cannot load sch_softmq"; exit 0; }
+if ! load_slowdev; then
+	skip churn-defqdisc "no slowdev module ($(slowdev_ko)): veth and dummy are IFF_NO_QUEUE, they never get the default qdisc"
+	exit 0
+fi
+old_def=$(sysctl -n net.core.default_qdisc)
+SP=/sys/module/slowdev/parameters
+old_rate=$(cat $SP/rate_pps)
+cleanup() {
+	sysctl -qw net.core.default_qdisc="$old_def"
+	echo "$old_rate" > $SP/rate_pps
+	load_stop; topo_down
+	for d in $(ls /sys/class/net | grep '^dq'); do ip link del "$d"; done
+	true
+}
+trap cleanup EXIT
+TXQ=$((NCPU < 2 ? 2 : NCPU))
+topo_up $TXQ || { bad churn-defqdisc "cannot set up the veth pair"; exit 0; }
+echo 50000 > $SP/rate_pps
+modprobe pktgen 2>/dev/null
+base=$(mem_snap)
+tc qdisc replace dev $DEV root softmq
+load_start || { bad churn-defqdisc "cannot start the load"; exit 0; }
+sysctl -qw net.core.default_qdisc=softmq || { bad churn-defqdisc "cannot set default_qdisc=softmq"; exit 0; }
+if rmmod sch_softmq 2> /dev/null; then
+	bad churn-defqdisc-pinned "rmmod succeeded while softmq is the default qdisc"
+	insmod $KO
+else
+	ok churn-defqdisc-pinned
+fi
+
+fails=0 t0=$(date +%s)
+for c in $(seq "$CYCLES"); do
+	d=dq$c q=$([ $((c % 2)) = 1 ] && echo 1 || echo $TXQ)
+	ip link add $d numtxqueues $q type slowdev || { fails=$((fails + 1)); continue; }
+	sysctl -qw net.ipv6.conf.$d.disable_ipv6=1
+	ip link set $d arp off
+	ip link set $d up
+	ip addr add 198.20.$((c % 250)).1/24 dev $d
+	kinds="$(tc qdisc show dev $d | grep -c '^qdisc mq ') mq, $(tc qdisc show dev $d | grep -c '^qdisc softmq ') softmq"
+	if [ $q = 1 ]; then want="0 mq, 1 softmq"; else want="1 mq, $q softmq"; fi
+	[ "$kinds" = "$want" ] || { echo "device $d ($q TX queues): qdiscs '$kinds', want '$want'"; fails=$((fails + 1)); }
+	$PY - $d 198.20.$((c % 250)) <<'EOF' || { echo "device $d: send failed"; fails=$((fails + 1)); }
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.SOL_SOCKET, 25, sys.argv[1].encode())
+for i in range(200):
+    s.sendto(b"d" * 100, ("%s.%d" % (sys.argv[2], 2 + i % 200), 9 + i))
+EOF
+	# every other device goes away with packets still queued
+	[ $((c % 4)) = 0 ] && ip link set $d down
+	ip link del $d || fails=$((fails + 1))
+	load_keepalive || true
+	[ $fails -gt 10 ] && break
+done
+note "churn-defqdisc: $c devices in $(( $(date +%s) - t0 )) s"
+if [ $fails = 0 ]; then ok churn-defqdisc-devices-$CYCLES; else bad churn-defqdisc-devices-$CYCLES "$fails failed steps (see above)"; fi
+sysctl -qw net.core.default_qdisc="$old_def"
+load_stop
+after_load churn-defqdisc
+tc qdisc del dev $DEV root
+mem_check churn-defqdisc-memory "$base"
+exit 0
