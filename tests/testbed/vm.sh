@@ -167,6 +167,7 @@ tdc=$("$TB_DIR/kernels.sh" path tdc "$LINE")
 q() { printf '%q' "$1"; }
 {
 	echo "export SOFTMQ_IN_VM=1"
+	echo "export PYTHONUNBUFFERED=1"
 	echo "export SOFTMQ_LINE=$(q "$LINE")"
 	echo "export SOFTMQ_KVER=$(q "$ABI")"
 	echo "export SOFTMQ_REPO=$(q "$REPO")"
