@@ -1,0 +1,41 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Issue 8, in the guest, on the lines whose module cannot be built inside
+# the guest (7.x: gcc-16 lives in the host's sid chroot; on 6.x the deb and
+# make scripts test autoload with modules they build, and each depmod
+# costs a minute or two under TCG): the test bed's sch_softmq.ko, built on
+# the host for this kernel, placed where
+# `make install` puts it (/lib/modules/<kver>/updates) + depmod, then
+# "tc qdisc add dev X root softmq" must load it by itself, through the name
+# this kernel asks modprobe for (sch_softmq before 6.9, net-sch-softmq
+# from 6.9 on); modinfo by name; removed again, nothing left.
+. "$SOFTMQ_REPO/tests/install/vm-lib.sh"
+P=install-autoload
+trap finish EXIT
+KO=${SOFTMQ_KO:-}
+[ -f "$KO" ] || { fail $P "no module for this line at '$KO' (tests/testbed/build.sh ${SOFTMQ_LINE:-})"; exit 0; }
+envf=${SOFTMQ_CACHE:-$REPO/cache}/kernels/${SOFTMQ_LINE:-}.env
+if [ "$(. "$envf" 2>/dev/null; echo "${TOOLCHAIN:-}")" = host ]; then
+	skip $P "on $SOFTMQ_LINE autoload is tested by 80-install-deb and 80-install-make"
+	exit 0
+fi
+clean_start $P || exit 0
+
+dst=/lib/modules/$ABI/updates/sch_softmq.ko
+install -D -m 0644 "$KO" "$dst" && depmod -a "$ABI"
+check $P-depmod "modules.alias has no net-sch-softmq" \
+	grep -q '^alias net-sch-softmq sch_softmq$' /lib/modules/"$ABI"/modules.alias
+f=$(modinfo -F filename sch_softmq 2>&1)
+check $P-modinfo "modinfo sch_softmq finds '$f', want $dst" test "$f" = "$dst"
+modinfo sch_softmq 2>&1 | sed 's/^/  #   /'
+f=$(modinfo -F alias sch_softmq 2>&1)
+check $P-modinfo-alias "aliases '$f'" grep -qx net-sch-softmq <<<"$f"
+f=$(modinfo -F version sch_softmq 2>&1)
+check $P-modinfo-version "no version" test -n "$f"
+autoload $P
+traffic $P
+detach
+rmmod sch_softmq 2>/dev/null
+rm -f "$dst"; rmdir "/lib/modules/$ABI/updates" 2>/dev/null
+depmod -a "$ABI"
+check_nothing_left $P

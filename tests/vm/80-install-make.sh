@@ -1,0 +1,44 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Issue 8, in the guest: `make install` from a checkout (no DESTDIR, KDIR
+# and KVER defaulting to the running kernel): module under updates/ with
+# depmod, plugin + man page; autoload by tc; `make uninstall`; nothing left.
+. "$SOFTMQ_REPO/tests/install/vm-lib.sh"
+P=install-make
+trap finish EXIT
+can_build $P || exit 0
+clean_start $P || exit 0
+ensure_headers || { fail $P-headers "no usable /lib/modules/$ABI/build ($KDIR)"; exit 0; }
+
+SRC=$WORK/softmq
+mkdir -p "$SRC"
+(cd "$REPO" && tar -c --exclude='*.o' --exclude='*.ko' --exclude='.*.cmd' --exclude='*.so' \
+	Makefile Kbuild VERSION dkms.conf src include tc-plugin) | tar -x -C "$SRC"
+
+t0=$(date +%s)
+if make -C "$SRC" install > "$OUTD/make-install.log" 2>&1; then
+	pass $P-install
+else
+	fail $P-install "$(grep -iE 'error' "$OUTD/make-install.log" | head -n 4 | tr '\n' ' ')"
+	exit 0
+fi
+note "make install took $(( $(date +%s) - t0 ))s"
+ko=$(ls /lib/modules/"$ABI"/updates/sch_softmq.ko* 2>/dev/null | head -n 1)
+check $P-module-file "no sch_softmq.ko* in /lib/modules/$ABI/updates" test -n "$ko"
+check $P-plugin-file "no /usr/lib/$MULTIARCH/tc/q_softmq.so" test -f /usr/lib/"$MULTIARCH"/tc/q_softmq.so
+check $P-manpage "man -w tc-softmq does not find the page" \
+	bash -c 'man -w tc-softmq 2>/dev/null | grep -q "^/usr/share/man/man8/tc-softmq.8"'
+check $P-depmod "modules.alias has no net-sch-softmq after make install" \
+	grep -q '^alias net-sch-softmq sch_softmq$' /lib/modules/"$ABI"/modules.alias
+modinfo_checks $P
+autoload $P
+traffic $P
+plugin $P
+detach
+rmmod sch_softmq 2>/dev/null
+if make -C "$SRC" uninstall > "$OUTD/make-uninstall.log" 2>&1; then
+	pass $P-uninstall
+else
+	fail $P-uninstall "$(tail -n 4 "$OUTD/make-uninstall.log" | tr '\n' ' ')"
+fi
+check_nothing_left $P
