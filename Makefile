@@ -8,6 +8,9 @@
 #   make demo             boot a VM, load softmq, push traffic, compare, unload
 #   make vm-shell KERNEL=6.12       interactive guest
 #   make bench-ring       userspace ring microbenchmark
+#   make bench            softmq vs noqueue/pfifo_fast/fq_codel in QEMU, JSON+md+PNG
+#                         in bench/results/ (KERNELS=, default 6.12 7.2; MODE=icount;
+#                         HOST=1: the running kernel, no VM; BENCH_QUICK=1)
 #   make install          (root) module into /lib/modules/<kver>/updates, depmod,
 #                         tc plugin + man page; DESTDIR, KDIR, KVER honoured
 #   make uninstall        (root) the reverse
@@ -38,6 +41,12 @@ vm-shell:
 
 bench-ring:
 	$(MAKE) -C tests/ring bench
+
+# The bench's own default lines unless KERNELS is given (command line or env).
+bench:
+	KERNELS="$(if $(filter file,$(origin KERNELS)),6.12 7.2,$(KERNELS))" \
+		MODE="$(MODE)" HOST="$(HOST)" tests/bench/bench.sh
+.PHONY: bench
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean 2>/dev/null

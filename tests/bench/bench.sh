@@ -1,0 +1,276 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# make bench: softmq against noqueue, pfifo_fast and fq_codel, side by side.
+#
+#   tests/bench/bench.sh                 throughput, every line in $KERNELS,
+#                                        one VM boot per vCPU count
+#   MODE=icount tests/bench/bench.sh     guest instructions per packet, 1 vCPU
+#                                        under QEMU -icount shift=0
+#   HOST=1 tests/bench/bench.sh          the same matrix on the running kernel,
+#                                        no VM (needs root + module loading +
+#                                        its headers): the real numbers
+#
+# Environment (all optional):
+#   KERNELS="6.12 7.2"   kernel lines (tests/testbed/kernels.sh)
+#   BENCH_QUICK=1        a quick pass for iteration: fewer packets, 2 rounds,
+#                        flows 1 and 1024 (not for publishing)
+#   BENCH_VCPUS="1 2 4"  vCPU counts (HOST=1: sender threads, default
+#                        "1 2 <all CPUs>")
+#   BENCH_COUNTS="D V U" packets per sender thread per run for the pktgen
+#                        dummy loads, the pktgen veth loads and UDP
+#                        (default "50000 20000 10000": each run lasts about
+#                        0.1-0.5 s under TCG; icount "10000 5000 1000")
+#   BENCH_ROUNDS=R       interleaved rounds per qdisc (>= 5 for publishing)
+#   BENCH_FLOWS="1 16 1024"
+#   BENCH_LOADS="dummy veth udp mq-dummy mq-veth"   (icount: "dummy veth
+#                        udp tbf-dummy"; see tests/bench/guest.sh)
+#   BENCH_KO=PATH        load this sch_softmq.ko instead of the line's build
+#                        (to try a data-path change; one kernel line only)
+#   BENCH_OUT=DIR        where results go (default bench/results)
+#   BENCH_NOTE=TEXT      added to the results' "also running" line
+#
+# Writes DIR/<date>-<kernel>.json, .md and .png (icount: <date>-<kernel>-icount.*)
+# and prints the markdown table(s) at the end.
+{ # parsed whole before it runs: editing this file cannot break a running copy
+set -euo pipefail
+BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
+. "$BENCH_DIR/../testbed/lib.sh"
+blog() { printf '[bench] %s\n' "$*" >&2; }
+
+KERNELS=${KERNELS:-"6.12 7.2"}
+MODE=${MODE:-throughput}
+[ "$MODE" = "" ] && MODE=throughput
+HOST=${HOST:-0}
+QUICK=${BENCH_QUICK:-0}
+case "$MODE" in throughput|icount) ;; *) die "MODE must be icount (or empty)";; esac
+
+if [ "$MODE" = icount ]; then
+	# Deterministic: few rounds suffice, they show the run-to-run spread.
+	d_counts="10000 5000 1000" d_rounds=3 d_vcpus=1
+	d_loads="dummy veth udp tbf-dummy"
+else
+	d_counts="50000 20000 10000" d_rounds=5 d_vcpus="1 2 4"
+	d_loads="dummy veth udp mq-dummy mq-veth"
+fi
+d_flows="1 16 1024"
+if [ "$QUICK" = 1 ]; then
+	d_counts="10000 4000 1000" d_rounds=2 d_flows="1 1024"
+fi
+COUNTS=${BENCH_COUNTS:-$d_counts}
+read -r C_DUMMY C_VETH C_UDP <<<"$COUNTS"
+[ -n "$C_UDP" ] || die "BENCH_COUNTS needs three numbers: dummy veth udp"
+ROUNDS=${BENCH_ROUNDS:-$d_rounds}
+FLOWS=${BENCH_FLOWS:-$d_flows}
+LOADS=${BENCH_LOADS:-$d_loads}
+VCPUS=${BENCH_VCPUS:-$d_vcpus}
+OUTDIR=${BENCH_OUT:-$REPO/bench/results}
+DATE=$(date +%Y-%m-%d)
+RUNID=$(date +%Y%m%d-%H%M%S)
+WORK=$REPO/build/bench/$RUNID
+T0=$(now)
+mkdir -p "$WORK" "$OUTDIR"
+
+cmdline="make bench"
+[ "$KERNELS" != "6.12 7.2" ] && [ "$HOST" != 1 ] && cmdline="$cmdline KERNELS=\"$KERNELS\""
+[ "$MODE" = icount ] && cmdline="$cmdline MODE=icount"
+[ "$HOST" = 1 ] && cmdline="$cmdline HOST=1"
+[ "$QUICK" = 1 ] && cmdline="$cmdline BENCH_QUICK=1"
+for v in BENCH_VCPUS BENCH_COUNTS BENCH_ROUNDS BENCH_FLOWS BENCH_LOADS BENCH_KO; do
+	[ -n "${!v:-}" ] && cmdline="$cmdline $v=\"${!v}\""
+done
+
+# ------------------------------------------------------------ tools
+# gnuplot draws the PNG; installed when we are root, else no plot.
+need_pkgs gnuplot-nox iproute2 kmod || blog "continuing without the missing packages (no PNG without gnuplot)"
+UDPSEND=$REPO/build/bench/udpsend
+mkdir -p "$(dirname "$UDPSEND")"
+if [ ! -x "$UDPSEND" ] || [ "$BENCH_DIR/udpsend.c" -nt "$UDPSEND" ]; then
+	gcc -O2 -Wall -Wextra -o "$UDPSEND" "$BENCH_DIR/udpsend.c" || die "building udpsend failed"
+fi
+PY=/usr/bin/python3
+[ -x $PY ] || PY=python3
+
+# What else is running here: the measurement shares the host's cores.
+others() {
+	ps -eo pcpu=,comm= --sort=-pcpu | awk -v me="$$" '
+		$1 >= 5 && $2 !~ /^(ps|awk|bench.sh)$/ { n[$2] += $1 }
+		END { for (c in n) printf "%s %.0f%%, ", c, n[c] }' | sed 's/, $//'
+}
+meta_json() {   # MODE KERNEL ACCEL -> meta.json on stdout
+	M_MODE=$1 M_KERNEL=$2 M_ACCEL=$3 \
+	M_CPU=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1) \
+	M_OS=$(. /etc/os-release && echo "$PRETTY_NAME") \
+	M_QEMU=$(qemu-system-x86_64 --version 2>/dev/null | head -n 1 | sed 's/QEMU emulator version //') \
+	M_OTHERS_START=$OTHERS_START M_OTHERS_END=$(others) M_LOAD_START=$LOAD_START \
+	M_LOAD_END=$(cut -d' ' -f1-3 /proc/loadavg) M_NOTE=${BENCH_NOTE:-} \
+	M_DATE=$DATE M_CMD=$cmdline M_KERNELS=$KERNELS M_HOST=$HOST \
+	M_ELAPSED=$(( $(now) - T0 )) M_CORES=$(nproc) M_COUNTS="$C_DUMMY $C_VETH $C_UDP" \
+	M_ROUNDS=$ROUNDS M_FLOWS=$FLOWS M_LOADS=$LOADS M_VCPUS=$VCPUS M_QUICK=$QUICK \
+	M_KO=${BENCH_KO:-} \
+	$PY - <<'EOF'
+import json, os
+e = os.environ
+host = e["M_HOST"] == "1"
+others = "; ".join(x for x in [
+    "at start: " + e["M_OTHERS_START"] if e["M_OTHERS_START"] else "",
+    "at end: " + e["M_OTHERS_END"] if e["M_OTHERS_END"] else "",
+    f"load average {e['M_LOAD_START']} at start, {e['M_LOAD_END']} at end",
+    e["M_NOTE"]] if x)
+c = e["M_COUNTS"].split()
+print(json.dumps({
+    "mode": e["M_MODE"], "kernel": e["M_KERNEL"], "accel": e["M_ACCEL"],
+    "date": e["M_DATE"], "command": e["M_CMD"],
+    "kernels": "the running kernel" if host else e["M_KERNELS"],
+    "elapsed_s": int(e["M_ELAPSED"]), "qemu": None if host else e["M_QEMU"],
+    "host": {"cores": int(e["M_CORES"]), "cpu": e["M_CPU"], "os": e["M_OS"],
+             "others": others},
+    "count_per_thread": {"dummy": int(c[0]), "veth": int(c[1]), "udp": int(c[2])},
+    "rounds": int(e["M_ROUNDS"]), "flows": e["M_FLOWS"], "loads": e["M_LOADS"],
+    "vcpus": e["M_VCPUS"], "quick": e["M_QUICK"] == "1",
+    "module": e["M_KO"] or "build/<line>/softmq/sch_softmq.ko (this tree)",
+}, indent=1))
+EOF
+}
+OTHERS_START=$(others)
+LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
+
+REPORTS=()
+report() {   # PREFIX META RUNS...
+	local prefix=$1 meta=$2; shift 2
+	$PY "$BENCH_DIR/report.py" --meta "$meta" --out-prefix "$prefix" "$@" > "$prefix.stdout" ||
+		{ blog "report failed for $prefix"; return 1; }
+	REPORTS+=("$prefix")
+}
+
+# ------------------------------------------------------------ HOST=1
+host_mode() {
+	local why="" kver ko threads t n runs=()
+	kver=$(uname -r)
+	[ "$(id -u)" = 0 ] || why="not root"
+	[ -z "$why" ] && [ ! -e /proc/modules ] && why="this kernel has no module support (/proc/modules missing)"
+	[ -z "$why" ] && [ ! -e "/lib/modules/$kver/build/Makefile" ] &&
+		why="no headers for $kver (/lib/modules/$kver/build; apt-get install linux-headers-$kver)"
+	[ -z "$why" ] && ! modprobe -n pktgen 2>/dev/null && why="no pktgen module for $kver"
+	[ -z "$why" ] && [ -r /sys/kernel/security/lockdown ] &&
+		! grep -q '\[none\]' /sys/kernel/security/lockdown &&
+		why="kernel lockdown is on (Secure Boot): unsigned modules are refused"
+	if [ -n "$why" ]; then
+		echo "HOST=1: cannot benchmark on this machine: $why."
+		echo "HOST=1 needs root, a kernel that loads modules (not Secure Boot locked), its headers and pktgen."
+		echo "Here, use the VM bench: make bench (TCG) or make bench MODE=icount."
+		exit 2
+	fi
+	blog "HOST=1: building sch_softmq.ko for $kver"
+	make -C "$REPO" modules > "$WORK/build.log" 2>&1 || die "module build failed: $WORK/build.log"
+	ko=$REPO/sch_softmq.ko
+	[ -e "$REPO/tc-plugin/Makefile" ] && make -C "$REPO/tc-plugin" > "$WORK/plugin.log" 2>&1 || true
+	n=$(nproc)
+	threads=${BENCH_VCPUS:-"1 2 $n"}
+	for t in $(echo "$threads" | tr ' ' '\n' | awk -v n="$n" '$1 <= n' | sort -nu); do
+		blog "HOST=1: $t sender thread(s)"
+		"$BENCH_DIR/guest.sh" --ko "$ko" --tc-lib "$REPO/tc-plugin" --udpsend "$UDPSEND" \
+			--out "$WORK/host-$t.jsonl" --count-dummy "$C_DUMMY" --count-veth "$C_VETH" \
+			--count-udp "$C_UDP" --rounds "$ROUNDS" \
+			--flows "$FLOWS" --loads "$LOADS" --cpus "$t" --tag "host-$t" |
+			tee "$WORK/host-$t.log"
+		runs+=("$WORK/host-$t.jsonl")
+	done
+	meta_json "$MODE" "$kver" "none (bare metal / host kernel)" > "$WORK/meta.json"
+	report "$OUTDIR/$DATE-$kver-host" "$WORK/meta.json" "${runs[@]}"
+}
+
+# ------------------------------------------------------------ VM mode
+# Rough duration of one boot's matrix, for the VM timeouts (calibrated on
+# a 2-core host: ~1.3 s of set-up per run, pktgen dummy ~500 kpps, veth
+# ~150 kpps, UDP ~20 kpps in all; icount about 3x slower).
+estimate_s() {   # VCPUS
+	local l nf s=0 per
+	nf=$(echo "$FLOWS" | wc -w)
+	for l in $LOADS; do
+		case $l in
+		dummy|mq-dummy|tbf-dummy) per=$((13 + C_DUMMY * $1 * 10 / 500000));;
+		veth|mq-veth) per=$((13 + C_VETH * $1 * 10 / 150000));;
+		udp) per=$((13 + C_UDP * $1 * 10 / 20000));;
+		esac
+		case $l in mq-*) per=$((per * 3));; *) per=$((per * 5));; esac
+		s=$((s + per * nf * ROUNDS / 10))
+	done
+	[ "$MODE" = icount ] && s=$((s * 3))
+	echo $((s + 60))
+}
+
+vm_mode() {
+	local line v abi est script res ok accel icount_arg=() runs prefix rc
+	for line in $KERNELS; do
+		"$TB_DIR/kernels.sh" fetch "$line" || { rc=$?; [ $rc = 2 ] && { blog "SKIP $line: cannot fetch here"; continue; }; die "fetch $line failed"; }
+		"$TB_DIR/build.sh" "$line" > "$WORK/build-$line.log" 2>&1 || true
+		grep -E '^(PASS|FAIL) build-.*softmq' "$WORK/build-$line.log" >&2 || true
+		[ -e "$REPO/build/$line/softmq/sch_softmq.ko" ] || die "no softmq module for $line (see $WORK/build-$line.log)"
+	done
+	"$TB_DIR/build.sh" plugin > "$WORK/build-plugin.log" 2>&1 ||
+		blog "tc plugin did not build: softmq key cpu is left out (see $WORK/build-plugin.log)"
+
+	accel="multi-threaded"
+	if [ "$MODE" = icount ]; then
+		icount_arg=(--icount 0)
+		accel="single-threaded, -icount shift=0,sleep=off"
+	fi
+	for line in $KERNELS; do
+		abi=$(sed -n 's/^ABI=//p' "$(line_env "$line")")
+		runs=()
+		for v in $VCPUS; do
+			est=$(estimate_s "$v")
+			script=$WORK/$line-${v}v/bench-$line-${v}v.sh
+			res=$WORK/$line-${v}v/vm
+			mkdir -p "$(dirname "$script")"
+			cat > "$script" <<EOF
+#!/bin/bash
+# generated by tests/bench/bench.sh: one boot of the bench matrix
+exec $BENCH_DIR/guest.sh --ko "${BENCH_KO:-\$SOFTMQ_KO}" --tc-lib "\$TC_LIB_DIR" \\
+	--udpsend $UDPSEND --out "\$SOFTMQ_RESULTS/runs.jsonl" \\
+	--count-dummy $C_DUMMY --count-veth $C_VETH --count-udp $C_UDP \
+	--rounds $ROUNDS --flows "$FLOWS" --loads "$LOADS" \\
+	--tag $line-${v}v
+EOF
+			chmod +x "$script"
+			blog "$line ($abi), $v vCPU(s)$([ "$MODE" = icount ] && echo ', icount'): about $((est / 60)) min"
+			local t1; t1=$(now)
+			"$TB_DIR/vm.sh" --kernel "$line" --smp "$v" --no-prepare "${icount_arg[@]}" \
+				--results "$res" --script-timeout $((est * 3)) \
+				--timeout $((est * 3 + 600)) "$script" > "$WORK/$line-${v}v/vm.log" 2>&1 || true
+			grep -E '^(PASS|FAIL|SKIP) |^vm ' "$WORK/$line-${v}v/vm.log" | sed 's/^/    /' >&2 || true
+			blog "$line, $v vCPU(s): $(( $(now) - t1 ))s"
+			local f=$res/bench-$line-${v}v/runs.jsonl
+			if [ -s "$f" ]; then
+				cp "$f" "$WORK/$line-${v}v.jsonl"
+				runs+=("$WORK/$line-${v}v.jsonl")
+			else
+				blog "no results from $line, $v vCPU(s): see $WORK/$line-${v}v/vm.log"
+			fi
+		done
+		[ ${#runs[@]} -gt 0 ] || { blog "no results at all for $line"; continue; }
+		prefix=$OUTDIR/$DATE-$abi
+		[ "$MODE" = icount ] && prefix=$prefix-icount
+		[ "$QUICK" = 1 ] && prefix=$prefix-quick
+		meta_json "$MODE" "$abi" "$accel" > "$WORK/meta-$line.json"
+		report "$prefix" "$WORK/meta-$line.json" "${runs[@]}"
+	done
+}
+
+if [ "$HOST" = 1 ]; then
+	host_mode
+else
+	[ "$(id -u)" = 0 ] || die "the VM bench needs root (vm.sh: 9p export of /); HOST=1 for the running kernel"
+	vm_mode
+fi
+
+[ ${#REPORTS[@]} -gt 0 ] || die "no results"
+for p in "${REPORTS[@]}"; do
+	echo
+	cat "$p.stdout"
+	rm -f "$p.stdout"
+done
+echo
+blog "results: ${REPORTS[*]/%/.{json,md,png\}} ($(( ($(now) - T0) / 60 )) min $(( ($(now) - T0) % 60 )) s)"
+exit
+}

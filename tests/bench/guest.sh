@@ -1,0 +1,384 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# In-guest (or HOST=1: on-host) runner of `make bench`: one boot, all qdiscs
+# interleaved.  Needs root, iproute2 (tc, ip), and the modules pktgen, dummy,
+# veth (modprobe) plus sch_softmq.ko (--ko, unless already loaded).
+#
+#   guest.sh --out FILE [--ko PATH] [--count-dummy N] [--count-veth N]
+#            [--count-udp N] [--rounds R] [--flows "1 16 1024"]
+#            [--loads "dummy veth udp mq-dummy mq-veth"] [--udpsend PATH]
+#            [--tc-lib DIR] [--mq-queues 4] [--cpus N] [--tag TEXT]
+#
+# --cpus N: senders (kpktgend threads / UDP senders) on CPUs 0..N-1
+# (default: all online CPUs).  Counts are packets per sender per run.  On
+# exit the devices, the netns and the default qdisc are restored, and a
+# module we loaded is unloaded.
+#
+# For every load and flow count the qdiscs run A B C ... A B C ... for R
+# rounds (same boot, same devices), each run preceded by a short unmeasured
+# warm-up (every flow seen once: softmq allocates its rings lazily), so
+# slow drift (host noise, TCG code cache) hits all qdiscs alike.  Every run
+# appends one JSON object (one line) to FILE; a first line describes the
+# environment.  Prints the test bed's protocol on stdout: "PASS
+# bench-<tag>: N runs" at the end, or "FAIL bench-<tag>: why".
+#
+# Loads
+#   dummy      pktgen queue_xmit, one kpktgend per CPU, clone_skb 0, 64 B,
+#              into a single-queue dummy device
+#   veth       the same into a veth whose peer sits in netns "bpeer"
+#              (packets reach the peer's IP layer, not forwarded: dropped)
+#   udp        udpsend: one UDP socket sender per CPU over that veth
+#   mq-dummy   pktgen into a dummy with --mq-queues TX queues: noqueue,
+#   mq-veth    mq + pfifo_fast children, mq + softmq children (children
+#              made by mq from net.core.default_qdisc, so they keep NOLOCK)
+#   tbf-dummy  pktgen into a dummy whose root is a tbf that never throttles
+#              (100gbit) with each qdisc as its child: a root without
+#              TCQ_F_CAN_BYPASS, so every packet goes through the child's
+#              enqueue and dequeue even on 1 CPU (the child runs locked,
+#              NOLOCK cleared by the graft).  Baseline: tbf's own bfifo.
+#              Meant for MODE=icount: path length of the queueing path.
+# Flows: F IPv4 destinations 198.19.0.0 + 0..F-1 walked in turn, fixed
+# UDP ports (src 9, dst 9): F stable 5-tuples.
+#
+# Under TCG every fork+exec is expensive: the per-run path uses bash
+# builtins and two tc invocations only.
+{ # parsed whole before it runs: editing this file cannot break a running copy
+set -u
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export LC_ALL=C
+
+KO="" OUT="" ROUNDS=5 FLOWS="1 16 1024" TAG="" CPUS=""
+CNT_DUMMY=50000 CNT_VETH=20000 CNT_UDP=3000
+LOADS="dummy veth udp mq-dummy mq-veth" UDPSEND="" TCLIB="" MQQ=4
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--ko) KO=$2; shift 2;;
+	--out) OUT=$2; shift 2;;
+	--count-dummy) CNT_DUMMY=$2; shift 2;;
+	--count-veth) CNT_VETH=$2; shift 2;;
+	--count-udp) CNT_UDP=$2; shift 2;;
+	--rounds) ROUNDS=$2; shift 2;;
+	--flows) FLOWS=$2; shift 2;;
+	--loads) LOADS=$2; shift 2;;
+	--udpsend) UDPSEND=$2; shift 2;;
+	--tc-lib) TCLIB=$2; shift 2;;
+	--mq-queues) MQQ=$2; shift 2;;
+	--cpus) CPUS=$2; shift 2;;
+	--tag) TAG=$2; shift 2;;
+	*) echo "guest.sh: unknown argument $1" >&2; exit 2;;
+	esac
+done
+[ -n "$OUT" ] || { echo "guest.sh: --out FILE needed" >&2; exit 2; }
+
+say() { echo "[bench] $*" >&2; }
+fail() { say "ERROR: $*"; echo "FAIL bench-${TAG:-run}: $*"; exit 0; }
+
+PG=/proc/net/pktgen
+NCPU=$(nproc)
+[ -n "$CPUS" ] && [ "$CPUS" -lt "$NCPU" ] && NCPU=$CPUS
+NRUN=0
+PEERNS=bpeer
+
+# ------------------------------------------------------------------ setup
+OLD_DEFAULT=$(cat /proc/sys/net/core/default_qdisc)
+LOADED_KO=0
+cleanup() {
+	[ -e $PG/pgctrl ] && echo reset > $PG/pgctrl 2>/dev/null
+	for d in bd0 bdm0 bv0 bvm0 bt0; do ip link del "$d" 2>/dev/null; done
+	ip netns del $PEERNS 2>/dev/null
+	echo "$OLD_DEFAULT" > /proc/sys/net/core/default_qdisc 2>/dev/null
+	[ $LOADED_KO = 1 ] && rmmod sch_softmq 2>/dev/null
+}
+trap cleanup EXIT
+modprobe pktgen || fail "modprobe pktgen"
+modprobe dummy numdummies=0 || fail "modprobe dummy"
+modprobe veth || fail "modprobe veth"
+if ! grep -q '^sch_softmq ' /proc/modules; then
+	[ -n "$KO" ] && [ -e "$KO" ] || fail "no softmq module (--ko '$KO')"
+	insmod "$KO" || fail "insmod $KO"
+	LOADED_KO=1
+fi
+[ -d $PG ] || fail "no $PG"
+
+# tc with the softmq plugin when there is one (options need it).
+TC=(tc)
+HAVE_OPTS=0
+if [ -n "$TCLIB" ] && [ -e "$TCLIB/q_softmq.so" ]; then
+	TC=(env "TC_LIB_DIR=$TCLIB" tc)
+	HAVE_OPTS=1
+fi
+
+set_default_qdisc() { echo "$1" > /proc/sys/net/core/default_qdisc || fail "default_qdisc=$1"; }
+set_default_qdisc pfifo_fast
+
+ip netns del $PEERNS 2>/dev/null
+ip netns add $PEERNS || fail "ip netns add"
+ip -n $PEERNS link set lo up
+
+mkdev_dummy() {   # NAME QUEUES
+	ip link del "$1" 2>/dev/null
+	ip link add "$1" numtxqueues "$2" numrxqueues "$2" type dummy || fail "dummy $1"
+	ip link set "$1" txqueuelen 1000 up || fail "up $1"
+}
+mkdev_veth() {    # NAME PEER QUEUES ADDR PEERADDR
+	ip link del "$1" 2>/dev/null
+	ip link add "$1" numtxqueues "$3" numrxqueues "$3" type veth \
+		peer name "$2" numtxqueues "$3" numrxqueues "$3" netns $PEERNS ||
+		fail "veth $1"
+	ip link set "$1" txqueuelen 1000 up || fail "up $1"
+	ip addr add "$4/30" dev "$1"
+	ip -n $PEERNS addr add "$5/30" dev "$2"
+	ip -n $PEERNS link set "$2" up
+}
+peer_mac() { ip -n $PEERNS -o link show "$1" | sed -n 's/.*link\/ether \([0-9a-f:]*\).*/\1/p'; }
+
+for l in $LOADS; do
+	case $l in
+	dummy) mkdev_dummy bd0 1;;
+	mq-dummy) mkdev_dummy bdm0 "$MQQ";;
+	veth|udp) [ -e /sys/class/net/bv0 ] || mkdev_veth bv0 bv1 1 198.18.0.1 198.18.0.2;;
+	mq-veth) mkdev_veth bvm0 bvm1 "$MQQ" 198.18.0.5 198.18.0.6;;
+	tbf-dummy) mkdev_dummy bt0 1;;
+	*) fail "unknown load $l";;
+	esac
+done
+if [ -e /sys/class/net/bv0 ]; then
+	# UDP: 198.19.0.0/16 via the peer, whose IP layer drops what it is not
+	# asked to forward (forwarding is off in the netns: no ICMP back).  A
+	# permanent neighbour: the peer has no reason to answer ARP for it.
+	ip route replace 198.19.0.0/16 via 198.18.0.2 dev bv0
+	ip neigh replace 198.18.0.2 lladdr "$(peer_mac bv1)" dev bv0 nud permanent
+fi
+
+# ------------------------------------------------------------------ qdiscs
+# Each switch deletes the root (an IFF_NO_QUEUE device then gets noqueue)
+# and adds a fresh one: "replace" onto the same kind would only change().
+qdiscs_for() {   # LOAD -> QDISCS (global)
+	case $1 in
+	mq-*) QDISCS="noqueue mq-pfifo_fast mq-softmq";;
+	tbf-*) QDISCS="tbf-bfifo tbf-pfifo_fast tbf-fq_codel tbf-softmq-flow"
+	   [ $HAVE_OPTS = 1 ] && QDISCS="$QDISCS tbf-softmq-cpu";;
+	*) QDISCS="noqueue pfifo_fast fq_codel softmq-flow"
+	   [ $HAVE_OPTS = 1 ] && QDISCS="$QDISCS softmq-cpu";;
+	esac
+}
+
+set_qdisc() {   # DEV QDISC
+	local dev=$1 q=$2 add=""
+	case $q in
+	noqueue) ;;
+	pfifo_fast) add="qdisc add dev $dev root pfifo_fast";;
+	fq_codel) add="qdisc add dev $dev root fq_codel";;
+	softmq-flow)
+		if [ $HAVE_OPTS = 1 ]; then add="qdisc add dev $dev root softmq key flow"
+		else add="qdisc add dev $dev root softmq"; fi;;
+	softmq-cpu) add="qdisc add dev $dev root softmq key cpu";;
+	mq-pfifo_fast|mq-softmq)
+		set_default_qdisc "${q#mq-}"
+		add="qdisc add dev $dev root handle 1: mq";;
+	tbf-*)
+		add="qdisc add dev $dev root handle 1: tbf rate 100gbit burst 10mb limit 10mb"
+		case $q in
+		tbf-bfifo) ;;
+		tbf-pfifo_fast) add="$add
+qdisc add dev $dev parent 1:1 handle 10: pfifo_fast";;
+		tbf-fq_codel) add="$add
+qdisc add dev $dev parent 1:1 handle 10: fq_codel";;
+		tbf-softmq-flow) add="$add
+qdisc add dev $dev parent 1:1 handle 10: softmq$([ $HAVE_OPTS = 1 ] && echo ' key flow')";;
+		tbf-softmq-cpu) add="$add
+qdisc add dev $dev parent 1:1 handle 10: softmq key cpu";;
+		*) fail "unknown qdisc $q";;
+		esac;;
+	*) fail "unknown qdisc $q";;
+	esac
+	"${TC[@]}" -force -batch - <<<"qdisc del dev $dev root
+$add" 2>/dev/null
+	set_default_qdisc pfifo_fast
+}
+
+# qdisc_check DEV QDISC: reads tc -s once; fails on a wrong root kind; sets
+# Q_DROPS (root line's "dropped": mq sums its children there), Q_DESC (the
+# qdisc lines) and Q_X (JSON: root sent/requeues, softmq xstats summed over
+# the softmq instances: how many packets bypassed the queue, ring-full
+# drops, lost cmpxchg races, dequeue skips of unpublished slots).
+qdisc_check() {
+	local dev=$1 q=$2 l kind="" n=0 want k sent=0 req=0
+	local -A x=([bypassed]=0 [drops_ring_full]=0 [push_retries]=0 [busy_skips]=0 [ring_hiwat]=0 [allocated_rings]=0)
+	Q_DROPS=null Q_DESC=""
+	mapfile -t TCS < <("${TC[@]}" -s qdisc show dev "$dev")
+	for l in "${TCS[@]}"; do
+		if [[ $l == qdisc\ * ]]; then
+			n=$((n + 1))
+			[ $n = 1 ] && { kind=${l#qdisc }; kind=${kind%% *}; }
+			Q_DESC="$Q_DESC${Q_DESC:+; }$l"
+			continue
+		fi
+		if [ $n = 1 ] && [[ $l =~ Sent\ [0-9]+\ bytes\ ([0-9]+)\ pkt\ \(dropped\ ([0-9]+),\ overlimits\ [0-9]+\ requeues\ ([0-9]+) ]]; then
+			sent=${BASH_REMATCH[1]} Q_DROPS=${BASH_REMATCH[2]} req=${BASH_REMATCH[3]}
+		fi
+		for k in "${!x[@]}"; do
+			if [[ $l =~ (^|[[:space:]])$k\ ([0-9]+) ]]; then
+				if [ "$k" = ring_hiwat ]; then
+					[ "${BASH_REMATCH[2]}" -gt "${x[$k]}" ] && x[$k]=${BASH_REMATCH[2]}
+				else
+					x[$k]=$(( ${x[$k]} + ${BASH_REMATCH[2]} ))
+				fi
+			fi
+		done
+	done
+	case $q in mq-*) want=mq;; tbf-*) want=tbf;; softmq-*) want=softmq;; *) want=$q;; esac
+	[ "$kind" = "$want" ] || fail "$dev: wanted $want, found '$kind'"
+	if [[ $q == tbf-?* ]] && [ "$q" != tbf-bfifo ]; then
+		want=${q#tbf-}; want=${want%%-*}
+		[[ $Q_DESC == *"qdisc $want 10: parent 1:1"* ]] ||
+			fail "$dev: wanted $want under tbf, found '$Q_DESC'"
+	fi
+	Q_X="{\"sent\":$sent,\"requeues\":$req"
+	case $q in *softmq*)
+		for k in "${!x[@]}"; do Q_X="$Q_X,\"$k\":${x[$k]}"; done;;
+	esac
+	Q_X="$Q_X}"
+}
+
+# ------------------------------------------------------------------ pktgen
+pg_set() {   # FILE CMD
+	echo "$2" > "$PG/$1" 2>/dev/null ||
+		fail "pktgen $1: '$2': $(grep Result "$PG/$1" 2>/dev/null)"
+}
+
+pg_setup() {   # DEV FLOWS DSTMAC
+	local dev=$1 flows=$2 mac=$3 cpu last f
+	pg_set pgctrl reset
+	last="198.19.$(( (flows - 1) / 256 )).$(( (flows - 1) % 256 ))"
+	for ((cpu = 0; cpu < NCPU; cpu++)); do
+		pg_set "kpktgend_$cpu" rem_device_all
+		pg_set "kpktgend_$cpu" "add_device $dev@$cpu"
+		f=$dev@$cpu
+		pg_set "$f" "xmit_mode queue_xmit"
+		pg_set "$f" "clone_skb 0"
+		pg_set "$f" "pkt_size 64"
+		pg_set "$f" "delay 0"
+		pg_set "$f" "src_min 198.18.0.1"
+		pg_set "$f" "src_max 198.18.0.1"
+		pg_set "$f" "dst_min 198.19.0.0"
+		pg_set "$f" "dst_max $last"
+		pg_set "$f" "udp_src_min 9"
+		pg_set "$f" "udp_src_max 9"
+		pg_set "$f" "udp_dst_min 9"
+		pg_set "$f" "udp_dst_max 9"
+		[ -n "$mac" ] && pg_set "$f" "dst_mac $mac"
+	done
+}
+
+pg_count() {   # DEV N
+	local cpu
+	for ((cpu = 0; cpu < NCPU; cpu++)); do pg_set "$1@$cpu" "count $2"; done
+}
+
+# pg_run DEV: start all threads, wait; sets R_PK R_ER R_MAX R_SUM R_PER
+PG_RE='Result: OK: ([0-9]+)\(c[0-9]+\+d[0-9]+\) usec, ([0-9]+) \([0-9]+byte,[0-9]+frags\).*errors: ([0-9]+)'
+pg_run() {
+	local dev=$1 cpu txt us pk er
+	pg_set pgctrl start
+	R_PK=0 R_ER=0 R_MAX=0 R_SUM=0 R_PER=""
+	for ((cpu = 0; cpu < NCPU; cpu++)); do
+		# Result: OK: 123(c100+d23) usec, 10000 (64byte,0frags)
+		#   81000pps 41Mb/sec (41472000bps) errors: 0
+		read -r -d '' txt < "$PG/$dev@$cpu"
+		[[ $txt =~ $PG_RE ]] || fail "no pktgen result for $dev@$cpu"
+		us=${BASH_REMATCH[1]} pk=${BASH_REMATCH[2]} er=${BASH_REMATCH[3]}
+		R_PK=$((R_PK + pk)) R_ER=$((R_ER + er)) R_SUM=$((R_SUM + us))
+		[ "$us" -gt $R_MAX ] && R_MAX=$us
+		R_PER="$R_PER${R_PER:+,}{\"pkts\":$pk,\"errors\":$er,\"us\":$us}"
+	done
+}
+
+# ------------------------------------------------------------------ records
+emit() { echo "$1" >> "$OUT"; NRUN=$((NRUN + 1)); }
+json_str() { local s=${1//\\/\\\\}; s=${s//\"/\\\"}; JS="\"${s//$'\t'/ }\""; }
+
+env_record() {
+	local ver cpu k v o="{\"type\":\"env\""
+	ver=$(cat /sys/module/sch_softmq/version 2>/dev/null || modinfo -F version "${KO:-sch_softmq}" 2>/dev/null)
+	cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
+	for kv in "kernel=$(uname -r)" "cpu_model=$cpu" "softmq_version=$ver" \
+		"tc=$(tc -V 2>&1 | head -n 1)" "flows=$FLOWS" "loads=$LOADS" \
+		"tag=$TAG" "cmdline=$(cat /proc/cmdline)"; do
+		k=${kv%%=*} v=${kv#*=}
+		json_str "$v"; o="$o,\"$k\":$JS"
+	done
+	o="$o,\"online_cpus\":$(nproc),\"vcpus\":$NCPU,\"rounds\":$ROUNDS,\"mq_queues\":$MQQ"
+	o="$o,\"count_per_thread\":{\"dummy\":$CNT_DUMMY,\"veth\":$CNT_VETH,\"udp\":$CNT_UDP}"
+	o="$o,\"tc_options\":$([ $HAVE_OPTS = 1 ] && echo true || echo false)}"
+	echo "$o" >> "$OUT"
+}
+
+warm_count() { # FLOWS COUNT -> W: enough packets per thread to touch every flow
+	W=$(( $1 + 100 ))
+	[ $W -gt "$2" ] && W=$2
+}
+
+bench_pktgen() {   # LOAD DEV DSTMAC COUNT
+	local load=$1 dev=$2 mac=$3 count=$4 flows r q t0
+	for flows in $FLOWS; do
+		pg_setup "$dev" "$flows" "$mac"
+		warm_count "$flows" "$count"
+		qdiscs_for "$load"
+		for ((r = 1; r <= ROUNDS; r++)); do
+			for q in $QDISCS; do
+				t0=$EPOCHREALTIME
+				set_qdisc "$dev" "$q"
+				pg_count "$dev" "$W"
+				pg_run "$dev"
+				pg_count "$dev" "$count"
+				pg_run "$dev"
+				qdisc_check "$dev" "$q"
+				json_str "$Q_DESC"
+				emit "{\"type\":\"run\",\"load\":\"$load\",\"dev\":\"$dev\",\"qdisc\":\"$q\",\"flows\":$flows,\"round\":$r,\"vcpus\":$NCPU,\"pkts\":$R_PK,\"errors\":$R_ER,\"elapsed_us\":$R_MAX,\"cpu_us\":$R_SUM,\"qdisc_drops\":$Q_DROPS,\"qstats\":$Q_X,\"threads\":[$R_PER],\"qdisc_desc\":$JS,\"wall_s\":$(( (${EPOCHREALTIME/./} - ${t0/./}) / 1000 ))e-3}"
+				say "$load $q flows=$flows round=$r: $R_PK pkts in ${R_MAX}us, errors $R_ER"
+			done
+		done
+	done
+	pg_set pgctrl reset
+}
+
+bench_udp() {   # COUNT
+	local count=$1 flows r q out t0
+	[ -x "$UDPSEND" ] || fail "no udpsend binary (--udpsend '$UDPSEND')"
+	for flows in $FLOWS; do
+		warm_count "$flows" "$count"
+		qdiscs_for udp
+		for ((r = 1; r <= ROUNDS; r++)); do
+			for q in $QDISCS; do
+				t0=$EPOCHREALTIME
+				set_qdisc bv0 "$q"
+				out=$("$UDPSEND" -n "$NCPU" -c "$count" -w "$W" -f "$flows" \
+					-b 198.19.0.0 -p 9 -s 64) || fail "udpsend failed"
+				qdisc_check bv0 "$q"
+				json_str "$Q_DESC"
+				emit "{\"type\":\"run\",\"load\":\"udp\",\"dev\":\"bv0\",\"qdisc\":\"$q\",\"flows\":$flows,\"round\":$r,\"vcpus\":$NCPU,\"udp\":$out,\"qdisc_drops\":$Q_DROPS,\"qstats\":$Q_X,\"qdisc_desc\":$JS,\"wall_s\":$(( (${EPOCHREALTIME/./} - ${t0/./}) / 1000 ))e-3}"
+				say "udp $q flows=$flows round=$r: $out"
+			done
+		done
+	done
+}
+
+: > "$OUT" || fail "cannot write $OUT"
+env_record
+t0=$(date +%s)
+for l in $LOADS; do
+	case $l in
+	dummy) bench_pktgen dummy bd0 "" "$CNT_DUMMY";;
+	veth) bench_pktgen veth bv0 "$(peer_mac bv1)" "$CNT_VETH";;
+	mq-dummy) bench_pktgen mq-dummy bdm0 "" "$CNT_DUMMY";;
+	mq-veth) bench_pktgen mq-veth bvm0 "$(peer_mac bvm1)" "$CNT_VETH";;
+	tbf-dummy) bench_pktgen tbf-dummy bt0 "" "$CNT_DUMMY";;
+	udp) bench_udp "$CNT_UDP";;
+	esac
+done
+set_default_qdisc pfifo_fast
+say "$NRUN runs in $(( $(date +%s) - t0 ))s"
+echo "PASS bench-${TAG:-run}: $NRUN runs"
+exit
+}
