@@ -93,7 +93,8 @@ struct softmq_sched_data {
 	struct softmq_table	*spent;		/* drained, freed by change/destroy */
 	u32			quantum;
 	u32			ring_hiwat;
-	u64			dequeued;
+	/* What we dequeued, counted like the core's bstats (gso_segs). */
+	struct gnet_stats_basic_sync	dequeued;
 	u64			busy_skips;
 
 	/* RTNL only. */
@@ -349,7 +350,7 @@ retry:
 	busy = false;
 	skb = softmq_dequeue_tables(q, &busy);
 	if (likely(skb)) {
-		q->dequeued++;
+		bstats_update(&q->dequeued, skb);
 		qdisc_update_stats_at_dequeue(sch, skb);
 		return skb;
 	}
@@ -736,6 +737,7 @@ static int softmq_init(struct Qdisc *sch, struct nlattr *opt,
 			return err;
 	}
 
+	gnet_stats_basic_sync_init(&q->dequeued);
 	q->cpu_stats = alloc_percpu(struct softmq_cpu_stats);
 	if (!q->cpu_stats)
 		return -ENOMEM;
@@ -840,6 +842,7 @@ static int softmq_dump_stats(struct Qdisc *sch, struct gnet_dump *d)
 	struct tc_softmq_xstats st = { 0 };
 	struct gnet_stats_basic_sync bstats;
 	struct softmq_table *draining;
+	struct gnet_stats_basic_sync deq;
 	u64 sent, dequeued;
 	int cpu;
 
@@ -867,7 +870,9 @@ static int softmq_dump_stats(struct Qdisc *sch, struct gnet_dump *d)
 	gnet_stats_basic_sync_init(&bstats);
 	gnet_stats_add_basic(&bstats, sch->cpu_bstats, &sch->bstats, false);
 	sent = u64_stats_read(&bstats.packets);
-	dequeued = READ_ONCE(q->dequeued);
+	gnet_stats_basic_sync_init(&deq);
+	gnet_stats_add_basic(&deq, NULL, &q->dequeued, false);
+	dequeued = u64_stats_read(&deq.packets);
 	st.bypassed = sent > dequeued ? sent - dequeued : 0;
 
 	return gnet_stats_copy_app(d, &st, sizeof(st));
