@@ -623,8 +623,13 @@ static spinlock_t *softmq_consumer_lock(struct Qdisc *sch)
 	return qdisc_root_sleeping_lock(sch);
 }
 
-/* Take a drained old table (or the one the consumer set aside) off @q. */
-static struct softmq_table *softmq_reap(struct Qdisc *sch)
+/*
+ * Take a drained old table (or the one the consumer set aside) off @q.
+ * *left (if given) says whether an old table is still draining, decided in
+ * the same critical section: the consumer may move q->draining to q->spent
+ * at any time, and a spent table must never be overwritten by the next one.
+ */
+static struct softmq_table *softmq_reap(struct Qdisc *sch, bool *left)
 {
 	struct softmq_sched_data *q = qdisc_priv(sch);
 	spinlock_t *lock = softmq_consumer_lock(sch);
@@ -638,20 +643,10 @@ static struct softmq_table *softmq_reap(struct Qdisc *sch)
 		old = q->draining;
 		q->draining = NULL;
 	}
+	if (left)
+		*left = q->draining;
 	spin_unlock_bh(lock);
 	return old;
-}
-
-static bool softmq_draining(struct Qdisc *sch)
-{
-	struct softmq_sched_data *q = qdisc_priv(sch);
-	spinlock_t *lock = softmq_consumer_lock(sch);
-	bool draining;
-
-	spin_lock_bh(lock);
-	draining = q->draining;
-	spin_unlock_bh(lock);
-	return draining;
 }
 
 static int softmq_change(struct Qdisc *sch, struct nlattr *opt,
@@ -676,8 +671,10 @@ static int softmq_change(struct Qdisc *sch, struct nlattr *opt,
 
 	/* One old geometry at a time; give the device a moment to drain it. */
 	for (waited = 0; ; waited += 20) {
-		softmq_table_free(softmq_reap(sch));
-		if (!softmq_draining(sch))
+		bool left;
+
+		softmq_table_free(softmq_reap(sch, &left));
+		if (!left)
 			break;
 		if (waited >= SOFTMQ_DRAIN_WAIT_MS) {
 			NL_SET_ERR_MSG_MOD(extack,
@@ -706,7 +703,7 @@ static int softmq_change(struct Qdisc *sch, struct nlattr *opt,
 	synchronize_net();
 	WRITE_ONCE(old->retired, true);
 
-	softmq_table_free(softmq_reap(sch));
+	softmq_table_free(softmq_reap(sch, NULL));
 	/*
 	 * A dequeue that ran while @old was not retired returned NULL with
 	 * DRAINING set; run the qdisc so packets in either table move on.
