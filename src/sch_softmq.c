@@ -209,6 +209,18 @@ static int softmq_enqueue(struct sk_buff *skb, struct Qdisc *sch,
 	if (res == SOFTMQ_PUSH_WOKE) {
 		softmq_active_set(t->active[band], idx);
 		this_cpu_inc(q->cpu_stats->ring_wakeups);
+	} else if (unlikely(!test_bit(idx, t->active[band]))) {
+		/*
+		 * The producer that woke this ring has not marked it yet: it
+		 * is between its push and its mark (IRQ, vCPU preemption,
+		 * PREEMPT_RT).  Until then the consumer cannot see our packet,
+		 * no busy ring sets DRAINING, the qdisc looks empty, and the
+		 * next packet of our flow could take the bypass path and
+		 * overtake this one.  Mark the ring ourselves (a read on every
+		 * packet, a write only in that window; a mark on a ring the
+		 * consumer emptied meanwhile is retired on its next visit).
+		 */
+		softmq_active_set(t->active[band], idx);
 	}
 	qdisc_update_stats_at_enqueue(sch, pkt_len);
 	return NET_XMIT_SUCCESS;
