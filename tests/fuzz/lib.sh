@@ -294,4 +294,28 @@ after_load() {
 	else
 		ok "$name-identity"
 	fi
+	# Once more on a single one-slot ring: producers now collide and
+	# drop, and every drop must be counted once, in the same places.
+	[ "$(qget "$q1" kind)" = softmq ] || return 0
+	tc qdisc change dev $DEV root softmq flows 1 depth 1 key flow ||
+		{ bad "$name-identity-drops" "cannot change to flows 1 depth 1"; return; }
+	wait_drain $DEV 10
+	pg_setup $DEV $((n_burst / NCPU)) || { bad "$name-identity-drops" "pktgen setup failed"; return; }
+	q0=$($QSTAT $DEV); d0=$(devtx $DEV)
+	echo start > $PG/pgctrl 2>/dev/null
+	wait_drain $DEV 10
+	q1=$($QSTAT $DEV); d1=$(devtx $DEV)
+	read -r sofar errs <<< "$(pg_totals $DEV)"
+	pg_clear
+	sent=$(( $(qget "$q1" packets) - $(qget "$q0" packets) ))
+	drops=$(( $(qget "$q1" drops) - $(qget "$q0" drops) ))
+	x0=$(( $(qget "$q0" drops_ring_full) + $(qget "$q0" drops_nomem) ))
+	x1=$(( $(qget "$q1" drops_ring_full) + $(qget "$q1" drops_nomem) ))
+	note "identity $name (flows 1 depth 1): pktgen sofar $sofar errors $errs; qdisc sent $sent drops $drops (xstats $((x1 - x0))); device $((d1 - d0))"
+	if [ $((sent + drops)) -ne $((sofar + errs)) ] || [ "$drops" -ne "$errs" ] ||
+	   [ "$sent" -ne $((d1 - d0)) ] || [ $((x1 - x0)) -ne "$drops" ]; then
+		bad "$name-identity-drops" "sent $sent + drops $drops != pktgen $((sofar + errs)) (errors $errs), or device $((d1 - d0)) != sent, or xstats drops $((x1 - x0)) != drops"
+	else
+		ok "$name-identity-drops"
+	fi
 }

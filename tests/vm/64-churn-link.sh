@@ -7,10 +7,10 @@
 # and pktgen + iperf3 load a softmq-rooted veth on all vCPUs.  After: both
 # devices drain, probes leave, counter identity on the veth, memory back.
 #
-# Flaps: 20 (normal suite), 200 with SOFTMQ_FULL=1 (SOFTMQ_LINK_FLAPS).
+# Flaps: 12 (normal suite), 200 with SOFTMQ_FULL=1 (SOFTMQ_LINK_FLAPS).
 . "$(dirname "$0")/../fuzz/lib.sh"
 
-FLAPS=${SOFTMQ_LINK_FLAPS:-$(n 20 200)}
+FLAPS=${SOFTMQ_LINK_FLAPS:-$(n 12 200)}
 load_softmq || { bad churn-link "cannot load sch_softmq"; exit 0; }
 if ! load_slowdev; then
 	skip churn-link "no slowdev module ($(slowdev_ko)); build it: tests/testbed/build.sh $SMQ_LINE"

@@ -7,10 +7,10 @@
 # the time.  After: probe, counter identity, memory (module memory
 # included: VmallocUsed) back to baseline.
 #
-# Cycles: 10 (normal suite), 100 with SOFTMQ_FULL=1 (SOFTMQ_RMMOD_CYCLES).
+# Cycles: 6 (normal suite), 100 with SOFTMQ_FULL=1 (SOFTMQ_RMMOD_CYCLES).
 . "$(dirname "$0")/../fuzz/lib.sh"
 
-CYCLES=${SOFTMQ_RMMOD_CYCLES:-$(n 10 100)}
+CYCLES=${SOFTMQ_RMMOD_CYCLES:-$(n 6 100)}
 load_softmq || { bad churn-rmmod "cannot load sch_softmq"; exit 0; }
 trap 'load_stop; topo_down' EXIT
 TXQ=$((NCPU < 2 ? 2 : NCPU))

@@ -7,10 +7,10 @@
 # the module must be pinned (rmmod refused).  After: default restored,
 # probe, counter identity, memory back to baseline.
 #
-# Devices: 20 (normal suite), 200 with SOFTMQ_FULL=1 (SOFTMQ_DEV_CYCLES).
+# Devices: 12 (normal suite), 200 with SOFTMQ_FULL=1 (SOFTMQ_DEV_CYCLES).
 . "$(dirname "$0")/../fuzz/lib.sh"
 
-CYCLES=${SOFTMQ_DEV_CYCLES:-$(n 20 200)}
+CYCLES=${SOFTMQ_DEV_CYCLES:-$(n 12 200)}
 load_softmq || { bad churn-defqdisc "cannot load sch_softmq"; exit 0; }
 if ! load_slowdev; then
 	skip churn-defqdisc "no slowdev module ($(slowdev_ko)): veth and dummy are IFF_NO_QUEUE, they never get the default qdisc"
@@ -32,15 +32,20 @@ topo_up $TXQ || { bad churn-defqdisc "cannot set up the veth pair"; exit 0; }
 echo 50000 > $SP/rate_pps
 modprobe pktgen 2>/dev/null
 base=$(mem_snap)
-tc qdisc replace dev $DEV root softmq
-load_start || { bad churn-defqdisc "cannot start the load"; exit 0; }
+# Pinned by the default alone: no softmq attached anywhere yet.
+refs() { awk '$1 == "sch_softmq" {print $3}' /proc/modules; }
+r0=$(refs)
 sysctl -qw net.core.default_qdisc=softmq || { bad churn-defqdisc "cannot set default_qdisc=softmq"; exit 0; }
-if rmmod sch_softmq 2> /dev/null; then
-	bad churn-defqdisc-pinned "rmmod succeeded while softmq is the default qdisc"
+if [ "$r0" != 0 ]; then
+	skip churn-defqdisc-pinned "sch_softmq already has $r0 users (an earlier test left a qdisc)"
+elif rmmod sch_softmq 2> /dev/null; then
+	bad churn-defqdisc-pinned "rmmod succeeded while softmq is the default qdisc (users before: $r0, now: $(refs))"
 	insmod $KO
 else
 	ok churn-defqdisc-pinned
 fi
+tc qdisc replace dev $DEV root softmq
+load_start || { bad churn-defqdisc "cannot start the load"; exit 0; }
 
 fails=0 t0=$(date +%s)
 for c in $(seq "$CYCLES"); do
