@@ -5,6 +5,8 @@
 #   make                  build sch_softmq.ko for the running kernel (KDIR)
 #   make check            all tests: userspace + the VM suite on every kernel line
 #   make check KERNELS="6.1 6.12"   a subset of kernel lines
+#   make check-full       every VM script on every line, full churn/fuzz counts
+#   make check-debug      the suite on the KCSAN kernel (6.12-kcsan)
 #   make demo             boot a VM, load softmq, push traffic, compare, unload
 #   make vm-shell KERNEL=6.12       interactive guest
 #   make bench-ring       userspace ring microbenchmark
@@ -19,7 +21,7 @@
 
 KVER	?= $(shell uname -r)
 KDIR	?= /lib/modules/$(KVER)/build
-KERNELS	?= 6.1 6.12 7.2 7.2-rt
+KERNELS	?= 6.1 6.12 7.2 7.2-rt 6.12-kasan
 KERNEL	?= 6.12
 
 all: modules plugin
@@ -32,6 +34,12 @@ plugin:
 
 check:
 	tests/check.sh $(KERNELS)
+
+check-full:
+	SOFTMQ_FULL=1 tests/check.sh $(KERNELS) 6.12-kcsan
+
+check-debug:
+	tests/check.sh 6.12-kcsan
 
 demo:
 	tests/demo.sh $(KERNEL)
@@ -54,7 +62,7 @@ clean:
 	-$(MAKE) -C tests/ring clean
 	rm -rf build
 
-.PHONY: all modules plugin check demo vm-shell bench-ring clean
+.PHONY: all modules plugin check check-full check-debug demo vm-shell bench-ring clean
 
 # ---------------------------------------------------------------- install
 # make install / make uninstall (root).  The module goes where kbuild's
