@@ -19,6 +19,8 @@
 { # parsed whole before it runs: editing this file cannot break a running copy
 set -uo pipefail
 . "$(dirname "$0")/testbed/lib.sh"
+# Every tool below (plugin tests, sanitizer kernel builds) finds the same cache.
+export SOFTMQ_CACHE=$CACHE
 
 LINES=("$@")
 [ ${#LINES[@]} -gt 0 ] || LINES=(6.1 6.12 7.2 7.2-rt)

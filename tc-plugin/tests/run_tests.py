@@ -84,7 +84,9 @@ def find_tcs():
     if not new:
         # the test bed's cached bookworm-backports tc (a wrapper script),
         # else any tc 6.15 binary extracted under cache/
-        cache = os.environ.get('SOFTMQ_CACHE') or os.path.join(ROOT, 'cache')
+        cache = os.environ.get('SOFTMQ_CACHE') or os.path.join(
+            os.environ.get('XDG_CACHE_HOME') or os.path.expanduser('~/.cache'),
+            'softmq')
         cands = [os.path.join(cache, 'tools', 'iproute2-bpo', 'tc')]
         for pat in ('**/sbin/tc', '**/bin/tc'):
             cands += sorted(glob.glob(os.path.join(cache, pat),

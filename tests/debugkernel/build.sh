@@ -22,13 +22,13 @@
 #   $CACHE/kernels/6.12-F.env            LINE ABI KROOT VMLINUZ KMODDIR KDIR
 #                                        TOOLCHAIN BOOT_ARGS FLAVOUR (the
 #                                        test bed's kernel-line format)
-# Environment: SOFTMQ_CACHE (default <repo>/cache), SOFTMQ_OFFLINE=1,
+# Environment: SOFTMQ_CACHE (default ~/.cache/softmq), SOFTMQ_OFFLINE=1,
 #   JOBS (default: nproc), NICE (default 10: the CPUs are shared).
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
-CACHE=${SOFTMQ_CACHE:-$REPO/cache}
+CACHE=${SOFTMQ_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/softmq}
 mkdir -p "$CACHE"
 CACHE=$(cd "$CACHE" && pwd)
 DK=$CACHE/debugkernel

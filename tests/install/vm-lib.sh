@@ -34,7 +34,7 @@ if kver_ge "$ABI" 6.9; then AUTOLOAD_NAME=net-sch-softmq; else AUTOLOAD_NAME=sch
 # can_build PREFIX: the line's env, and whether this guest can build
 # modules for it (7.x needs gcc-16, which lives in the host's sid chroot).
 can_build() {
-	local envf=${SOFTMQ_CACHE:-$REPO/cache}/kernels/${SOFTMQ_LINE:-}.env
+	local envf=${SOFTMQ_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/softmq}/kernels/${SOFTMQ_LINE:-}.env
 	if [ ! -r "$envf" ]; then skip "$1" "no kernel line env $envf"; return 1; fi
 	# shellcheck disable=SC1090
 	KDIR=$(. "$envf"; echo "$KDIR") TOOLCHAIN=$(. "$envf"; echo "$TOOLCHAIN")

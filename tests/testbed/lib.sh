@@ -2,7 +2,7 @@
 # Shared helpers for the softmq test bed.  Sourced (bash), never executed.
 #
 # Environment:
-#   SOFTMQ_CACHE    cache dir (default: <repo>/cache); kernels, apt lists,
+#   SOFTMQ_CACHE    cache dir (default: ~/.cache/softmq); kernels, apt lists,
 #                   the sid chroot, tc 6.15, selftest/checkpatch extracts
 #   SOFTMQ_MIRROR   Debian mirror (default http://deb.debian.org/debian)
 #   SOFTMQ_SECURITY_MIRROR  (default http://deb.debian.org/debian-security)
@@ -12,7 +12,11 @@
 
 TB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$TB_DIR/../.." && pwd)
-CACHE=${SOFTMQ_CACHE:-$REPO/cache}
+# Outside the work tree by default, so a fresh clone of the repo (CI) finds
+# what an earlier run on this machine fetched and built.
+CACHE=${SOFTMQ_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/softmq}
+# A cache that is a link to a folder that has gone: start a fresh one.
+if [ -L "$CACHE" ] && [ ! -e "$CACHE" ]; then rm -f "$CACHE"; fi
 MIRROR=${SOFTMQ_MIRROR:-http://deb.debian.org/debian}
 SEC_MIRROR=${SOFTMQ_SECURITY_MIRROR:-http://deb.debian.org/debian-security}
 APT_MAX_AGE=${SOFTMQ_APT_MAX_AGE:-86400}

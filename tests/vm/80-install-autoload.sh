@@ -14,7 +14,7 @@ P=install-autoload
 trap finish EXIT
 KO=${SOFTMQ_KO:-}
 [ -f "$KO" ] || { fail $P "no module for this line at '$KO' (tests/testbed/build.sh ${SOFTMQ_LINE:-})"; exit 0; }
-envf=${SOFTMQ_CACHE:-$REPO/cache}/kernels/${SOFTMQ_LINE:-}.env
+envf=${SOFTMQ_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/softmq}/kernels/${SOFTMQ_LINE:-}.env
 if [ "$(. "$envf" 2>/dev/null; echo "${TOOLCHAIN:-}")" = host ]; then
 	skip $P "on $SOFTMQ_LINE autoload is tested by 80-install-deb and 80-install-make"
 	exit 0
