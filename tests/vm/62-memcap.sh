@@ -144,18 +144,24 @@ done
 kill $FLOOD 2>/dev/null; wait $FLOOD 2>/dev/null; FLOOD=""
 wait_drain $D 5
 u2=$(settle_used_kb)
-note "after traffic: $alloc of $((F * B)) rings allocated, +$((u2 - u0)) kB (rings alone: $((alloc * ring_kb)) kB at $ring_kb kB each)"
+tc qdisc del dev $D root
+u3=$(settle_used_kb)
+# What the instance owned is what its delete gave back (u2 - u3): other
+# allocations of the run (sockets, python, page tables) drift the totals
+# by about 1 MB between snapshots.
+own=$((u2 - u3))
+note "after traffic: $alloc of $((F * B)) rings allocated, +$((u2 - u0)) kB since add; delete freed $own kB (rings alone: $((alloc * ring_kb)) kB at $ring_kb kB each; stated bound $lim kB)"
 if [ "$alloc" -lt $((F * B)) ]; then
 	bad memcap-largest-all-rings "traffic allocated only $alloc of $((F * B)) rings in 120 s"
-elif [ $((u2 - u0)) -gt $((lim + 1024)) ]; then
-	bad memcap-largest-all-rings "uses $((u2 - u0)) kB, more than the stated $lim kB (+1 MiB slack)"
-elif [ $((u2 - u0)) -lt $((alloc * ring_kb * 9 / 10)) ]; then
-	bad memcap-largest-all-rings "measured only $((u2 - u0)) kB for $alloc rings of $ring_kb kB: the measurement is broken"
+elif [ $own -gt $((lim + 256)) ]; then
+	bad memcap-largest-all-rings "the instance held $own kB, more than the stated $lim kB (+256 kB slack)"
+elif [ $own -lt $((alloc * ring_kb * 9 / 10)) ]; then
+	bad memcap-largest-all-rings "delete freed only $own kB for $alloc rings of $ring_kb kB: the measurement is broken"
 else
 	ok memcap-largest-all-rings
 fi
 fi
-tc qdisc del dev $D root
+tc qdisc del dev $D root 2>/dev/null
 mem_check memcap-largest-freed "$base"
 
 # ---- 3. the largest ring table: table only at add
