@@ -106,7 +106,7 @@ modinfo_checks() {
 # make_install_line LINE: make install / uninstall with DESTDIR and KDIR.
 make_install_line() {
 	local line=$1 p=install-make-$1 src=$TMP/src-$1 stage=$TMP/stage-$1 log=$TMP/make-$1.log
-	local mk=(make -C "$src") ko files left
+	local mk=(make -C "$src") ko left
 	copy_tree "$src"
 	if [ "$TOOLCHAIN" = sid ]; then
 		if [ $ROOT = 0 ]; then skip "$p" "the $line headers need the sid chroot (root)"; return; fi
