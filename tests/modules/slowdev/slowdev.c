@@ -17,8 +17,13 @@
  * of incoming packets on sd0 sees when it really left.  The qdisc's output
  * order is visible on sd0's transmit tap (tcpdump -Q out) in both modes.
  *
+ * ethtool -S sd0: per TX queue FIFO length, timer armed, queue stopped,
+ * packets sent, flushed (close) and carrier errors.
+ *
  * Carrier: "ip link set sd0 carrier off|on" (ndo_change_carrier).  While
  * the carrier is off the FIFO is flushed and counted in tx_carrier_errors.
+ * Features: checksum offload and SG (so UDP GSO can be sent), no GSO: the
+ * qdisc above sees GSO skbs, the device gets them segmented.
  *
  * Module parameters (writable at run time in /sys/module/slowdev/parameters,
  * read by every device on its next packet or timer tick):
@@ -28,6 +33,7 @@
  */
 
 #include <linux/etherdevice.h>
+#include <linux/ethtool.h>
 #include <linux/hrtimer.h>
 #include <linux/ktime.h>
 #include <linux/module.h>
@@ -134,7 +140,7 @@ static enum hrtimer_restart slowdev_tick(struct hrtimer *timer)
 	u64 period = slowdev_period_ns();
 	unsigned long flags;
 	struct sk_buff *skb;
-	bool carrier, wake;
+	bool carrier, wake, restart;
 	ktime_t now;
 
 	__skb_queue_head_init(&done);
@@ -161,6 +167,12 @@ static enum hrtimer_restart slowdev_tick(struct hrtimer *timer)
 		sq->armed = false;
 		sq->credit_ns = 0;
 	}
+	/*
+	 * Decided here, under the lock: once we clear armed, ndo_start_xmit
+	 * may set it again and hrtimer_start() us while we still run; then
+	 * we must neither forward nor restart the timer it queued.
+	 */
+	restart = sq->armed;
 	wake = skb_queue_len(&sq->fifo) < slowdev_fifo_len();
 	spin_unlock_irqrestore(&sq->fifo.lock, flags);
 
@@ -176,8 +188,7 @@ static enum hrtimer_restart slowdev_tick(struct hrtimer *timer)
 			kfree_skb(skb);
 	}
 
-	/* armed is only cleared under the lock, by us: read it unlocked. */
-	if (!READ_ONCE(sq->armed))
+	if (!restart)
 		return HRTIMER_NORESTART;
 	hrtimer_forward_now(timer, ns_to_ktime(max_t(u64, period, SLOWDEV_MIN_TICK_NS)));
 	return HRTIMER_RESTART;
@@ -292,6 +303,59 @@ static void slowdev_get_stats64(struct net_device *dev,
 	}
 }
 
+/* ethtool -S: the state of every TX queue, for tests that need to know why. */
+static const char * const slowdev_stat_names[] = {
+	"fifo", "armed", "stopped", "packets", "flushed", "carrier_errors",
+};
+
+#define SLOWDEV_NSTATS	ARRAY_SIZE(slowdev_stat_names)
+
+static int slowdev_get_sset_count(struct net_device *dev, int sset)
+{
+	if (sset != ETH_SS_STATS)
+		return -EOPNOTSUPP;
+	return dev->num_tx_queues * SLOWDEV_NSTATS;
+}
+
+static void slowdev_get_strings(struct net_device *dev, u32 sset, u8 *data)
+{
+	unsigned int i, j;
+
+	if (sset != ETH_SS_STATS)
+		return;
+	for (i = 0; i < dev->num_tx_queues; i++)
+		for (j = 0; j < SLOWDEV_NSTATS; j++)
+			ethtool_sprintf(&data, "tx%u_%s", i, slowdev_stat_names[j]);
+}
+
+static void slowdev_get_ethtool_stats(struct net_device *dev,
+				      struct ethtool_stats *stats, u64 *data)
+{
+	struct slowdev_priv *priv = netdev_priv(dev);
+	unsigned int i;
+
+	for (i = 0; i < dev->num_tx_queues; i++) {
+		struct slowdev_txq *sq = &priv->txqs[i];
+		unsigned long flags;
+
+		spin_lock_irqsave(&sq->fifo.lock, flags);
+		*data++ = skb_queue_len(&sq->fifo);
+		*data++ = sq->armed;
+		*data++ = netif_tx_queue_stopped(netdev_get_tx_queue(dev, i));
+		*data++ = sq->packets;
+		*data++ = sq->dropped;
+		*data++ = sq->carrier_errors;
+		spin_unlock_irqrestore(&sq->fifo.lock, flags);
+	}
+}
+
+static const struct ethtool_ops slowdev_ethtool_ops = {
+	.get_link		= ethtool_op_get_link,
+	.get_sset_count		= slowdev_get_sset_count,
+	.get_strings		= slowdev_get_strings,
+	.get_ethtool_stats	= slowdev_get_ethtool_stats,
+};
+
 static int slowdev_dev_init(struct net_device *dev)
 {
 	struct slowdev_priv *priv = netdev_priv(dev);
@@ -341,10 +405,19 @@ static void slowdev_setup(struct net_device *dev)
 {
 	ether_setup(dev);
 	dev->netdev_ops = &slowdev_netdev_ops;
+	dev->ethtool_ops = &slowdev_ethtool_ops;
 	dev->needs_free_netdev = true;
 	dev->priv_flags &= ~IFF_TX_SKB_SHARING;
 	dev->flags |= IFF_NOARP;
 	dev->flags &= ~IFF_MULTICAST;
+	/*
+	 * Checksum offload (there is no wire: nothing to compute) and
+	 * scatter-gather, so UDP GSO (UDP_SEGMENT) can be sent through it;
+	 * no GSO feature: the core segments after the qdisc, so the qdisc
+	 * sees GSO skbs and the FIFO and the rate count wire packets.
+	 */
+	dev->features |= NETIF_F_SG | NETIF_F_HW_CSUM | NETIF_F_HIGHDMA;
+	dev->hw_features |= NETIF_F_SG | NETIF_F_HW_CSUM;
 	eth_hw_addr_random(dev);
 }
 
