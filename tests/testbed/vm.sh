@@ -268,6 +268,34 @@ if [ "$VM_STATE" = boot-failed ] && [ $RETRY = 1 ]; then
 	run_vm $attempt
 fi
 
+# Multi-threaded TCG sometimes lets a vCPU run a site that another vCPU is
+# patching (static keys: text_poke_bp), and the guest dies with an "Oops:
+# int3" in kernel text (kernel-facts section 2; seen on 6.12 and 7.2-rt).
+# That is QEMU, not the code under test: finish the run in a fresh boot,
+# once, from the script that was running; a second crash counts.
+P0=0 F0=0 S0=0
+if [ "$VM_STATE" = crashed ] && [ $RETRY = 1 ] &&
+   grep -aq 'Oops: int3' "$CONSOLE.$attempt"; then
+	last=$(grep -a '^=== RUN ' "$CONSOLE.$attempt" | tail -n 1 | sed 's/^=== RUN //')
+	[ -e "$RESULTS/tally" ] && read -r P0 F0 S0 < "$RESULTS/tally"
+	rest=() keep=0
+	for s in "${SCRIPTS[@]}"; do
+		[ "$(basename "$s")" = "$last" ] && keep=1
+		[ $keep = 1 ] && rest+=("$s")
+	done
+	if [ ${#rest[@]} -gt 0 ]; then
+		log "guest died on an int3 in patched kernel text during $last (TCG text-patching race); rerunning it and the ${#rest[@]} scripts from it in a fresh boot (once)"
+		grep -a -E -A3 'Oops: int3' "$CONSOLE.$attempt" | head -n 8 | sed 's/^/    /' >&2 || true
+		SCRIPTS=("${rest[@]}")
+		sed -i "s|^export SOFTMQ_VM_TESTS=.*|export SOFTMQ_VM_TESTS=$(q "${SCRIPTS[*]}" | sed 's/[|&\\]/\\&/g')|" "$RESULTS/guest.env"
+		rm -f "$RESULTS/summary" "$RESULTS/tally"
+		attempt=$((attempt + 1))
+		run_vm $attempt
+	else
+		P0=0 F0=0 S0=0
+	fi
+fi
+
 P=0 F=0 S=0
 if [ -e "$RESULTS/summary" ]; then
 	eval "$(sed 's/^/p_/; s/ / p_/g' "$RESULTS/summary")"
@@ -293,6 +321,7 @@ crashed|timeout)
 		head -n 80 | sed 's/^/    | /' || true
 	F=$((F + 1));;
 esac
+P=$((P + P0)) F=$((F + F0)) S=$((S + S0))
 echo "vm $LINE: $P passed, $F failed, $S skipped ($(( $(now) - start_ts ))s)"
 [ "$F" -eq 0 ]
 exit
