@@ -6,7 +6,7 @@
 #     --kernel LINE      kernel line (default 6.12): 6.1 6.12 7.2 7.2-rt
 #     --smp N            vCPUs (default 2)
 #     --mem MB           memory (default 2048)
-#     --timeout SEC      wall-clock limit of the whole run (default 2400)
+#     --timeout SEC      wall-clock limit of the whole run (default 3600)
 #     --boot-timeout SEC limit until the guest is ready (default 240)
 #     --script-timeout SEC  limit per test script (default 900)
 #     --results DIR      results dir (default build/<line>/results)
@@ -38,7 +38,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-LINE=6.12 SMP=2 MEM=2048 TIMEOUT=2400 BOOT_TIMEOUT=240 SCRIPT_TIMEOUT=900
+LINE=6.12 SMP=2 MEM=2048 TIMEOUT=3600 BOOT_TIMEOUT=240 SCRIPT_TIMEOUT=900
 RESULTS="" SHELL_MODE=0 APPEND="" PREPARE=1 RETRY=1 ICOUNT=""
 SCRIPTS=()
 while [ $# -gt 0 ]; do
