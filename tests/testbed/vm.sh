@@ -276,7 +276,7 @@ fi
 P0=0 F0=0 S0=0
 if [ "$VM_STATE" = crashed ] && [ $RETRY = 1 ] &&
    grep -aq 'Oops: int3' "$CONSOLE.$attempt"; then
-	last=$(grep -a '^=== RUN ' "$CONSOLE.$attempt" | tail -n 1 | sed 's/^=== RUN //')
+	last=$(grep -a '^=== RUN ' "$CONSOLE.$attempt" | tail -n 1 | tr -d '\r' | sed 's/^=== RUN //')
 	[ -e "$RESULTS/tally" ] && read -r P0 F0 S0 < "$RESULTS/tally"
 	rest=() keep=0
 	for s in "${SCRIPTS[@]}"; do
@@ -310,7 +310,7 @@ boot-failed)
 	grep -E -B2 -A25 "$BOOT_RE" "$CONSOLE.$attempt" | head -n 60 | sed 's/^/    | /' || true
 	F=$((F + 1));;
 crashed|timeout)
-	last=$(grep -a '^=== RUN ' "$CONSOLE.$attempt" | tail -n 1 | sed 's/^=== RUN //')
+	last=$(grep -a '^=== RUN ' "$CONSOLE.$attempt" | tail -n 1 | tr -d '\r' | sed 's/^=== RUN //')
 	why=$([ "$VM_STATE" = timeout ] && echo "wall-clock timeout" || echo "guest crashed")
 	started=$(grep -a -c '^=== RUN ' "$CONSOLE.$attempt" || true)
 	notrun=$(( ${#SCRIPTS[@]} - started ))
