@@ -10,6 +10,7 @@
 # module refcount back to 0; the tc plugin (tc 6.1 and 6.15) for the same
 # steps; rmmod refused while an instance exists, rmmod, add fails while
 # unloaded, reload.  Netlink via tests/vm/lib/smq.py.
+{ # the whole script is parsed before it runs (edits during a run are harmless)
 . "$(dirname "$0")/lib.sh"
 require_vm lifecycle
 trap smq_cleanup EXIT
@@ -20,3 +21,4 @@ $PY "$SMQ_VMDIR/lib/lifecycle.py"
 rc=$?
 mod_loaded sch_softmq && rmmod sch_softmq
 exit $rc
+}

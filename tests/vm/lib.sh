@@ -100,6 +100,10 @@ NS_A=smq_a NS_B=smq_b
 IP_A=198.18.0.1 IP_B=198.18.0.2
 ina() { ip netns exec $NS_A "$@"; }
 inb() { ip netns exec $NS_B "$@"; }
+# For commands run in the background ("$INA cmd &"): a backgrounded shell
+# function runs in a forked subshell, so $! and kill would reach that
+# subshell, not the command.
+INA="ip netns exec $NS_A" INB="ip netns exec $NS_B"
 
 # ns_setup [veth options...]: e.g. ns_setup numtxqueues 4 numrxqueues 4
 ns_setup() {
@@ -124,8 +128,12 @@ ns_setup() {
 		dev veth1 nud permanent
 }
 ns_teardown() {
-	ip netns del $NS_A 2>/dev/null
-	ip netns del $NS_B 2>/dev/null
+	local ns p
+	for ns in $NS_A $NS_B; do
+		# whatever a failed case left running in our namespaces
+		for p in $(ip netns pids $ns 2>/dev/null); do kill "$p" 2>/dev/null; done
+		ip netns del $ns 2>/dev/null
+	done
 	return 0
 }
 # UDP test traffic is dropped on arrival at veth1 (before IP: no ICMP back,
@@ -150,8 +158,9 @@ egress_count() {        # egress_count NSCMD DEV -> packets seen
 }
 
 # ---------------------------------------------------------------- capture
-# cap_start NSCMD DEV FILE [tcpdump args]: capture transmitted packets (the
-# device's transmit tap: the order the qdisc released them).
+# cap_start PREFIX DEV FILE [tcpdump args]: capture transmitted packets (the
+# device's transmit tap: the order the qdisc released them).  PREFIX is a
+# command prefix such as "$INA" (not a function: see INA).
 CAP_PID=""
 cap_start() {
 	local run=$1 dev=$2 file=$3; shift 3
@@ -167,15 +176,29 @@ cap_start() {
 	echo "tcpdump did not start: $(cat "$file.err")" >&2
 	return 1
 }
-# cap_stop FILE: stop the capture; prints how many packets the kernel dropped
+# cap_stop FILE: stop the capture; sets CAP_DROP to the number of packets
+# the kernel dropped ("?" if unknown).  Not in a $(...) subshell: that
+# could not wait for tcpdump to print its statistics.
+CAP_DROP="?"
 cap_stop() {
-	local file=$1
+	local file=$1 i
+	CAP_DROP="?"
 	[ -n "$CAP_PID" ] || return 0
-	sleep 0.3
+	# libpcap's TPACKET_V3 ring hands over a block when it is full or
+	# 1 s old: packets in a younger block are lost when tcpdump stops.
+	sleep 1.2
 	kill -INT "$CAP_PID" 2>/dev/null
 	wait "$CAP_PID" 2>/dev/null
+	for i in $(seq 50); do
+		kill -0 "$CAP_PID" 2>/dev/null || break
+		sleep 0.1
+	done
 	CAP_PID=""
-	sed -n 's/^\([0-9]*\) packets dropped by kernel.*/\1/p' "$file.err" | head -n 1
+	# lost = what the kernel dropped, or what reached the socket but was
+	# never written (received by filter - captured), whichever is more
+	CAP_DROP=$(awk '/packets? captured/ { c = $1 } /received by filter/ { r = $1 }
+		/dropped by kernel/ { d = $1; k = 1 }
+		END { if (!k) print "?"; else print (r - c > d ? r - c : d) }' "$file.err")
 }
 
 # ---------------------------------------------------------------- waiting
@@ -220,7 +243,8 @@ smq_cleanup() {
 # 0xbe9be955 right behind the UDP header); flows.py analyze checks it.
 PG_FLOWS=4
 pg_w() { echo "$2" > "$1" || echo "pktgen: '$2' > $1 failed" >&2; }
-# pg_setup NSCMD DEV DSTIP DSTMAC COUNT SIZE [cpus]
+# pg_setup NSCMD DEV DSTIP DSTMAC COUNT SIZE [cpus]   (PG_DELAY=ns between
+# packets per thread, default 0: flat out; COUNT 0: until pg_stop)
 pg_setup() {
 	local run=$1 dev=$2 dst=$3 mac=$4 count=$5 size=$6 cpus=${7:-$CPUS} c d
 	modprobe pktgen || return 1
@@ -236,7 +260,7 @@ pg_setup() {
 		pg_w \$d 'count $count'
 		pg_w \$d 'clone_skb 0'
 		pg_w \$d 'pkt_size $size'
-		pg_w \$d 'delay 0'
+		pg_w \$d 'delay ${PG_DELAY:-0}'
 		pg_w \$d 'dst $dst'
 		pg_w \$d 'dst_mac $mac'
 		pg_w \$d \"udp_src_min \$((40000 + 16 * c))\"
@@ -246,7 +270,7 @@ pg_setup() {
 	done"
 }
 PG_PID=""
-pg_start() { $1 bash -c 'echo start > /proc/net/pktgen/pgctrl' & PG_PID=$!; }
+pg_start() { $1 bash -c 'echo start > /proc/net/pktgen/pgctrl' & PG_PID=$!; }   # PREFIX: "$INA"
 pg_wait()  { [ -n "$PG_PID" ] && wait "$PG_PID"; PG_PID=""; }
 pg_stop()  { $1 bash -c 'echo stop > /proc/net/pktgen/pgctrl' 2>/dev/null; pg_wait; }
 # pg_stats NSCMD DEV: "sofar errors" summed over the threads

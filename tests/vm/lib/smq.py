@@ -16,6 +16,12 @@ at run time, so this helper follows the ABI header.
   smq.py del DEV [root|parent X:Y]
   smq.py show DEV                  JSON list of the device's qdiscs: kind,
                                    handle, parent, options, stats, xstats
+  smq.py batch                     commands from stdin, one per line:
+                                   "CMD DEV WORDS..." (add|change|replace|
+                                   link|del) or "sleep SECS"; prints one JSON
+                                   line per command: {"cmd", "rc", "msg",
+                                   "before", "after"} (root options before
+                                   and after)
   smq.py get DEV [PARENT] FIELD... one line of values, e.g.
                                    `smq.py get veth0 stats.drops xstats.bypassed`;
                                    PARENT (root, X:Y) selects the qdisc
@@ -357,7 +363,29 @@ class Softmq:
         return None
 
 
+def batch(smq):
+    import time
+    for line in sys.stdin:
+        w = line.split()
+        if not w or w[0].startswith("#"):
+            continue
+        if w[0] == "sleep":
+            time.sleep(float(w[1]))
+            continue
+        cmd, dev, words = w[0], w[1], w[2:]
+        q = smq.find(dev, "root")
+        before = q.get("options") if q else None
+        r = smq.qdisc(cmd, dev, words)
+        q = smq.find(dev, "root")
+        print(json.dumps({"cmd": " ".join(w), "rc": r["rc"], "msg": r["msg"],
+                          "before": before, "after": q.get("options") if q else None},
+                         sort_keys=True), flush=True)
+    return 0
+
+
 def main(argv):
+    if len(argv) == 2 and argv[1] == "batch":
+        return batch(Softmq())
     if len(argv) < 3:
         print(__doc__, file=sys.stderr)
         return 1
