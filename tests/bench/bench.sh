@@ -210,6 +210,22 @@ vm_mode() {
 	"$TB_DIR/build.sh" plugin > "$WORK/build-plugin.log" 2>&1 ||
 		blog "tc plugin did not build: softmq key cpu is left out (see $WORK/build-plugin.log)"
 
+	# One VM at a time on this host (the test bed's lock): take it once for
+	# all our boots, so they run back to back under the same conditions,
+	# and let vm.sh use a private lock meanwhile.
+	local vm_lock=${SOFTMQ_VM_LOCK:-$CACHE/vm.lock}
+	exec 7>"$vm_lock"
+	if ! flock -n 7; then
+		blog "waiting for other VMs to finish ($vm_lock)"
+		local lt0; lt0=$(now)
+		flock 7
+		blog "got the VM lock after $(( $(now) - lt0 ))s"
+		T0=$(now)	# the bench's own time starts here
+	fi
+	export SOFTMQ_VM_LOCK=$WORK/vm.lock
+	OTHERS_START=$(others)
+	LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
+
 	accel="multi-threaded"
 	if [ "$MODE" = icount ]; then
 		icount_arg=(--icount 0)

@@ -8,7 +8,10 @@
 #            [--count-udp N] [--rounds R] [--flows "1 16 1024"]
 #            [--loads "dummy veth udp mq-dummy mq-veth"] [--udpsend PATH]
 #            [--tc-lib DIR] [--mq-queues 4] [--cpus N] [--tag TEXT]
+#            [--softmq-opts "depth 256"]
 #
+# --softmq-opts: extra tc options for every softmq added by tc (not the mq
+# children, which default_qdisc creates with the defaults); needs the plugin.
 # --cpus N: senders (kpktgend threads / UDP senders) on CPUs 0..N-1
 # (default: all online CPUs).  Counts are packets per sender per run.  On
 # exit the devices, the netns and the default qdisc are restored, and a
@@ -49,7 +52,7 @@ export LC_ALL=C
 
 KO="" OUT="" ROUNDS=5 FLOWS="1 16 1024" TAG="" CPUS=""
 CNT_DUMMY=50000 CNT_VETH=20000 CNT_UDP=3000
-LOADS="dummy veth udp mq-dummy mq-veth" UDPSEND="" TCLIB="" MQQ=4
+LOADS="dummy veth udp mq-dummy mq-veth" UDPSEND="" TCLIB="" MQQ=4 SMQ_OPTS=""
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--ko) KO=$2; shift 2;;
@@ -65,6 +68,7 @@ while [ $# -gt 0 ]; do
 	--mq-queues) MQQ=$2; shift 2;;
 	--cpus) CPUS=$2; shift 2;;
 	--tag) TAG=$2; shift 2;;
+	--softmq-opts) SMQ_OPTS=$2; shift 2;;
 	*) echo "guest.sh: unknown argument $1" >&2; exit 2;;
 	esac
 done
@@ -170,9 +174,9 @@ set_qdisc() {   # DEV QDISC
 	pfifo_fast) add="qdisc add dev $dev root pfifo_fast";;
 	fq_codel) add="qdisc add dev $dev root fq_codel";;
 	softmq-flow)
-		if [ $HAVE_OPTS = 1 ]; then add="qdisc add dev $dev root softmq key flow"
+		if [ $HAVE_OPTS = 1 ]; then add="qdisc add dev $dev root softmq key flow $SMQ_OPTS"
 		else add="qdisc add dev $dev root softmq"; fi;;
-	softmq-cpu) add="qdisc add dev $dev root softmq key cpu";;
+	softmq-cpu) add="qdisc add dev $dev root softmq key cpu $SMQ_OPTS";;
 	mq-pfifo_fast|mq-softmq)
 		set_default_qdisc "${q#mq-}"
 		add="qdisc add dev $dev root handle 1: mq";;
@@ -185,9 +189,9 @@ qdisc add dev $dev parent 1:1 handle 10: pfifo_fast";;
 		tbf-fq_codel) add="$add
 qdisc add dev $dev parent 1:1 handle 10: fq_codel";;
 		tbf-softmq-flow) add="$add
-qdisc add dev $dev parent 1:1 handle 10: softmq$([ $HAVE_OPTS = 1 ] && echo ' key flow')";;
+qdisc add dev $dev parent 1:1 handle 10: softmq$([ $HAVE_OPTS = 1 ] && echo " key flow $SMQ_OPTS")";;
 		tbf-softmq-cpu) add="$add
-qdisc add dev $dev parent 1:1 handle 10: softmq key cpu";;
+qdisc add dev $dev parent 1:1 handle 10: softmq key cpu $SMQ_OPTS";;
 		*) fail "unknown qdisc $q";;
 		esac;;
 	*) fail "unknown qdisc $q";;
@@ -304,7 +308,7 @@ env_record() {
 	cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
 	for kv in "kernel=$(uname -r)" "cpu_model=$cpu" "softmq_version=$ver" \
 		"tc=$(tc -V 2>&1 | head -n 1)" "flows=$FLOWS" "loads=$LOADS" \
-		"tag=$TAG" "cmdline=$(cat /proc/cmdline)"; do
+		"tag=$TAG" "softmq_opts=$SMQ_OPTS" "cmdline=$(cat /proc/cmdline)"; do
 		k=${kv%%=*} v=${kv#*=}
 		json_str "$v"; o="$o,\"$k\":$JS"
 	done
