@@ -30,6 +30,11 @@ QDISC_LABEL = {
     "tbf-fq_codel": "tbf / fq_codel", "tbf-softmq-flow": "tbf / softmq key flow",
     "tbf-softmq-cpu": "tbf / softmq key cpu",
 }
+# Short names for ratio column headers.
+SHORT = {"noqueue": "noqueue", "pfifo_fast": "pfifo_fast", "softmq-flow": "flow",
+         "softmq-cpu": "cpu", "mq-pfifo_fast": "mq+pfifo_fast", "mq-softmq": "mq+softmq",
+         "tbf-bfifo": "bfifo", "tbf-pfifo_fast": "pfifo_fast", "tbf-softmq-flow": "flow",
+         "tbf-softmq-cpu": "cpu"}
 # What each family's qdiscs are measured against (the "no extra qdisc" floor).
 BASELINE = {"tbf": "tbf-bfifo"}
 def family(load):
@@ -224,7 +229,7 @@ def md_throughput(meta, envs, cells, kernel):
         lines.append(f"## {LOAD_TITLE[load].format(q=mqq)}")
         lines.append("")
         hdr = ["vCPUs", "flows"] + [QDISC_LABEL[q] for q in qds] + \
-              [f"{QDISC_LABEL[a].replace('softmq key ', '')}/{QDISC_LABEL[b]}" for a, b in rts]
+              [f"{SHORT[a]} / {SHORT[b]}" for a, b in rts]
         lines.append("| " + " | ".join(hdr) + " |")
         lines.append("|" + "|".join(["---:"] * len(hdr)) + "|")
         for vc in vcpus_list:
