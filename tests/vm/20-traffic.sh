@@ -92,6 +92,7 @@ run_udp() {   # run_udp KEY MIGRATE TAG
 	touch "$res.go"
 	wait $spid
 	pg_wait
+	wait_backlog_zero ina veth0 root 5       # what is queued still passes the tap
 	local capdrop pg_sofar pg_err
 	cap_stop "$pcap"; capdrop=$CAP_DROP
 	read -r pg_sofar pg_err <<< "$(pg_stats ina veth0)"

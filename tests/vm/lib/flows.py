@@ -43,6 +43,10 @@ analyze PCAP (a tcpdump -w capture, any timestamp precision)
   --share F1,F2..    byte/packet share of these flows in the window where
                      all of them were sending (trimmed by --trim, default 0.15)
   --window T0,T1     explicit window, seconds relative to the first packet
+  --prio F           priority windows, in the same pass: "prio_busy" = the
+                     shares of all flows while flow F was sending (its first
+                     to last packet, trimmed by 0.15 s), "prio_before" = the
+                     shares of the others before F's first packet
   Output: {"flows": {f: {pkts, bytes, reorders, dups, gaps, first, last,
            prio}}, "share": {...}, "tcp": {...}}
 
@@ -395,6 +399,29 @@ def cmd_analyze(a):
                           "retrans": s.retrans} for k, s in tcp.items()}
         out["tcp_reorders"] = sum(s.reorders for s in tcp.values())
         out["tcp_retrans"] = sum(s.retrans for s in tcp.values())
+    def shares(want, w0, w1):
+        by = {f: [0, 0] for f in want}
+        for ts, f, nbytes in pkts:
+            rel = ts - t_first
+            if f in by and w0 <= rel <= w1:
+                by[f][0] += 1
+                by[f][1] += nbytes
+        tot_b = sum(v[1] for v in by.values())
+        tot_p = sum(v[0] for v in by.values())
+        return {"window": [w0, w1], "total_bytes": tot_b, "total_pkts": tot_p,
+                "flows": {str(f): {"pkts": v[0], "bytes": v[1],
+                                   "byte_share": v[1] / tot_b if tot_b else 0,
+                                   "pkt_share": v[0] / tot_p if tot_p else 0}
+                          for f, v in by.items()}}
+
+    if a.prio != "" and int(a.prio) in flows:
+        p = int(a.prio)
+        others = [f for f in flows if f != p and not str(f).startswith("pg")]
+        # first/last are relative to the first packet already
+        f0, l0 = flows[p]["first"], flows[p]["last"]
+        s1 = max([flows[f]["first"] for f in others] or [0])
+        out["prio_busy"] = shares([p] + others, f0 + 0.15, l0 - 0.15)
+        out["prio_before"] = shares(others, s1 + 0.15, f0 - 0.1)
     if a.share:
         want = intlist(a.share)
         if a.window:
@@ -534,6 +561,7 @@ def main():
     z.add_argument("--share", default="")
     z.add_argument("--window", default="")
     z.add_argument("--trim", type=float, default=0.15)
+    z.add_argument("--prio", default="")
     lt = sub.add_parser("latency")
     lt.add_argument("--dev", required=True)
     lt.add_argument("--dst", required=True)
