@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # `make check`: every test softmq has, on a fresh Debian 12 machine.
 #
-#   tests/check.sh [LINE...]        default lines: 6.1 6.12 7.2 7.2-rt
+#   tests/check.sh [LINE...]        default lines: 6.1 6.12 7.2 7.2-rt 6.12-kasan
 #
 # 1. installs missing Debian packages (root; otherwise prints the command)
 # 2. userspace suites: make -C tests/ring check, make -C tc-plugin check
@@ -23,7 +23,7 @@ set -uo pipefail
 export SOFTMQ_CACHE=$CACHE
 
 LINES=("$@")
-[ ${#LINES[@]} -gt 0 ] || LINES=(6.1 6.12 7.2 7.2-rt)
+[ ${#LINES[@]} -gt 0 ] || LINES=(6.1 6.12 7.2 7.2-rt 6.12-kasan)
 LOGDIR=$REPO/build/check
 mkdir -p "$LOGDIR"
 T0=$(now)
