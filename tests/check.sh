@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # `make check`: every test softmq has, on a fresh Debian 12 machine.
 #
-#   tests/check.sh [LINE...]        default lines: 6.1 6.12 7.2 7.2-rt 6.12-kasan
+#   tests/check.sh [LINE...]        default lines: 6.1 6.12 7.2 7.2-rt
 #
 # 1. installs missing Debian packages (root; otherwise prints the command)
 # 2. userspace suites: make -C tests/ring check, make -C tc-plugin check
@@ -25,7 +25,7 @@ set -uo pipefail
 export SOFTMQ_CACHE=$CACHE
 
 LINES=("$@")
-[ ${#LINES[@]} -gt 0 ] || LINES=(6.1 6.12 7.2 7.2-rt 6.12-kasan)
+[ ${#LINES[@]} -gt 0 ] || LINES=(6.1 6.12 7.2 7.2-rt)
 LOGDIR=$REPO/build/check
 mkdir -p "$LOGDIR"
 T0=$(now)
