@@ -7,11 +7,11 @@
 # 1. installs missing Debian packages (root; otherwise prints the command)
 # 2. userspace suites: make -C tests/ring check, make -C tc-plugin check
 #    (when their Makefiles exist)
-# 3. per kernel line: fetch the Debian kernel (tests/testbed/kernels.sh),
+# 3. tests/install/check.sh (make install, dkms, make deb + lintian) on the
+#    host against the Debian lines' headers (fetched first)
+# 4. per kernel line: fetch the Debian kernel (tests/testbed/kernels.sh),
 #    build sch_softmq.ko + test modules with W=1 (tests/testbed/build.sh),
 #    boot it under QEMU and run tests/vm/*.sh (tests/testbed/vm.sh)
-# 4. tests/install/check.sh (make install, dkms, make deb + lintian) on the
-#    host against the Debian lines' headers
 # Each step's cases are counted; a line that cannot be done here (no sid
 # chroot offline) is a counted SKIP with its reason.  Prints
 # "<line>: N passed, N failed, N skipped" per line and the total
@@ -98,6 +98,38 @@ for suite in tests/ring tc-plugin; do
 	finish_group "$suite" $(( $(now) - t ))
 done
 
+# ------------------------------------------------------------ install (host)
+# make install/dkms/make deb against the Debian lines' headers (no module
+# loading: the VM scripts 80-install-* do that, with the packages this
+# leaves in build/deb/).  The kernels are fetched first for it; the
+# per-line step below finds them cached.
+inst=()
+t=$(now)
+for line in "${LINES[@]}"; do
+	case $line in *-kasan|*-kcsan) continue;; esac
+	# errors are reported by the line's own step below
+	"$TB_DIR/kernels.sh" fetch "$line" > "$LOGDIR/$line-prefetch.log" 2>&1 || true
+done
+echo "(kernels fetched in $(( $(now) - t ))s: logs build/check/*-prefetch.log)"
+for line in "${LINES[@]}"; do
+	case $line in *-kasan|*-kcsan) ;; *) [ -e "$(line_env "$line")" ] && inst+=("$line");; esac
+done
+if [ ${#inst[@]} -gt 0 ]; then
+	P=0 F=0 S=0; t=$(now)
+	logf=$LOGDIR/install.log
+	echo "== tests/install/check.sh ${inst[*]}"
+	"$REPO/tests/install/check.sh" "${inst[@]}" > "$logf" 2>&1
+	rc=$?
+	grep -E '^(FAIL|SKIP) ' "$logf" | head -n 40
+	summary_of "$logf" || count "$logf"
+	if [ $rc -ne 0 ] && [ $F -eq 0 ]; then
+		tail -n 10 "$logf" | sed 's/^/    /'
+		echo "FAIL tests/install: exited with status $rc (log: ${logf#"$REPO"/})"
+		F=$((F + 1))
+	fi
+	finish_group install $(( $(now) - t ))
+fi
+
 # ------------------------------------------------------------ kernel lines
 for line in "${LINES[@]}"; do
 	P=0 F=0 S=0; t=$(now)
@@ -130,29 +162,6 @@ for line in "${LINES[@]}"; do
 	echo "($line: fetch ${tf}s, build ${tb}s, vm $(( $(now) - t - tf - tb ))s${lw:+, of which ${lw}s waiting for the VM lock})"
 	finish_group "$line" $(( $(now) - t ))
 done
-
-# ------------------------------------------------------------ install (host)
-# make install/dkms/make deb against the headers of the Debian lines just
-# fetched (no module loading: the VM scripts 80-install-* do that).
-inst=()
-for line in "${LINES[@]}"; do
-	case $line in *-kasan|*-kcsan) ;; *) [ -e "$(line_env "$line")" ] && inst+=("$line");; esac
-done
-if [ ${#inst[@]} -gt 0 ]; then
-	P=0 F=0 S=0; t=$(now)
-	logf=$LOGDIR/install.log
-	echo "== tests/install/check.sh ${inst[*]}"
-	"$REPO/tests/install/check.sh" "${inst[@]}" > "$logf" 2>&1
-	rc=$?
-	grep -E '^(FAIL|SKIP) ' "$logf" | head -n 40
-	summary_of "$logf" || count "$logf"
-	if [ $rc -ne 0 ] && [ $F -eq 0 ]; then
-		tail -n 10 "$logf" | sed 's/^/    /'
-		echo "FAIL tests/install: exited with status $rc (log: ${logf#"$REPO"/})"
-		F=$((F + 1))
-	fi
-	finish_group install $(( $(now) - t ))
-fi
 
 echo "== summary ($(( $(now) - T0 ))s)"
 printf '%s\n' "${SUMMARY[@]}"
