@@ -46,7 +46,8 @@ analyze PCAP (a tcpdump -w capture, any timestamp precision)
   --prio F           priority windows, in the same pass: "prio_busy" = the
                      shares of all flows while flow F was sending (its first
                      to last packet, trimmed by 0.15 s), "prio_before" = the
-                     shares of the others before F's first packet
+                     shares of the others from the first of their packets
+                     (+0.15 s) to F's first (-0.1 s)
   Output: {"flows": {f: {pkts, bytes, reorders, dups, gaps, first, last,
            prio}}, "share": {...}, "tcp": {...}}
 
@@ -419,7 +420,10 @@ def cmd_analyze(a):
         others = [f for f in flows if f != p and not str(f).startswith("pg")]
         # first/last are relative to the first packet already
         f0, l0 = flows[p]["first"], flows[p]["last"]
-        s1 = max([flows[f]["first"] for f in others] or [0])
+        # From the first packet of any other flow: their senders start
+        # together (one start file), and under strict priority the lower
+        # band may not leave at all until the higher one is done.
+        s1 = min([flows[f]["first"] for f in others] or [0])
         out["prio_busy"] = shares([p] + others, f0 + 0.15, l0 - 0.15)
         out["prio_before"] = shares(others, s1 + 0.15, f0 - 0.1)
     if a.share:
