@@ -401,6 +401,7 @@ def cmd_analyze(a):
         out["tcp_reorders"] = sum(s.reorders for s in tcp.values())
         out["tcp_retrans"] = sum(s.retrans for s in tcp.values())
     def shares(want, w0, w1):
+        """Packets and bytes of the flows in WANT between w0 and w1 (s)."""
         by = {f: [0, 0] for f in want}
         for ts, f, nbytes in pkts:
             rel = ts - t_first
@@ -437,19 +438,7 @@ def cmd_analyze(a):
             w0, w1 = s0 + trim, s1 - trim
         else:
             w0 = w1 = 0.0
-        by = {f: [0, 0] for f in want}
-        for ts, f, nbytes in pkts:
-            rel = ts - t_first
-            if f in by and w0 <= rel <= w1:
-                by[f][0] += 1
-                by[f][1] += nbytes
-        tot_b = sum(v[1] for v in by.values())
-        tot_p = sum(v[0] for v in by.values())
-        out["share"] = {"window": [w0, w1], "total_bytes": tot_b, "total_pkts": tot_p,
-                        "flows": {str(f): {"pkts": v[0], "bytes": v[1],
-                                           "byte_share": v[1] / tot_b if tot_b else 0,
-                                           "pkt_share": v[0] / tot_p if tot_p else 0}
-                                  for f, v in by.items()}}
+        out["share"] = shares(want, w0, w1)
     print(json.dumps(out, sort_keys=True))
     return 0
 
