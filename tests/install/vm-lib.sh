@@ -58,6 +58,14 @@ ensure_headers() {
 	[ -e "$b/include" ]
 }
 
+# copy_checkout DIR: the checkout's sources (no build products) in DIR, as
+# a user's clone would be.
+copy_checkout() {
+	mkdir -p "$1" &&
+	(cd "$REPO" && tar -c --exclude='*.o' --exclude='*.ko' --exclude='.*.cmd' --exclude='*.so' \
+		Makefile Kbuild VERSION dkms.conf src include tc-plugin) | tar -x -C "$1"
+}
+
 # clean_start PREFIX: nothing of softmq loaded/installed before we start.
 clean_start() {
 	if lsmod | grep -q '^sch_softmq '; then

@@ -10,11 +10,8 @@ can_build $P || exit 0
 clean_start $P || exit 0
 ensure_headers || { fail $P-headers "no usable /lib/modules/$ABI/build ($KDIR)"; exit 0; }
 
-# A copy of the checkout, as a user's clone would be.
 SRC=$WORK/softmq
-mkdir -p "$SRC"
-(cd "$REPO" && tar -c --exclude='*.o' --exclude='*.ko' --exclude='.*.cmd' --exclude='*.so' \
-	Makefile Kbuild VERSION dkms.conf src include tc-plugin) | tar -x -C "$SRC"
+copy_checkout "$SRC" || { fail $P-copy "cannot copy the checkout to $SRC"; exit 0; }
 
 if make -s -C "$SRC" dkms-src > "$OUTD/dkms-src.log" 2>&1 &&
    dkms add "$SRC/build/dkms/softmq-$V" > "$OUTD/dkms-add.log" 2>&1; then

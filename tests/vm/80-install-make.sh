@@ -11,9 +11,7 @@ clean_start $P || exit 0
 ensure_headers || { fail $P-headers "no usable /lib/modules/$ABI/build ($KDIR)"; exit 0; }
 
 SRC=$WORK/softmq
-mkdir -p "$SRC"
-(cd "$REPO" && tar -c --exclude='*.o' --exclude='*.ko' --exclude='.*.cmd' --exclude='*.so' \
-	Makefile Kbuild VERSION dkms.conf src include tc-plugin) | tar -x -C "$SRC"
+copy_checkout "$SRC" || { fail $P-copy "cannot copy the checkout to $SRC"; exit 0; }
 
 t0=$(date +%s)
 if make -C "$SRC" install > "$OUTD/make-install.log" 2>&1; then
