@@ -75,15 +75,17 @@ fi
 cat "$LOGDIR/plugin-build.log"; count "$LOGDIR/plugin-build.log"
 finish_group setup $(( $(now) - t ))
 
-# ------------------------------------------------------------ userspace
-TC615=$("$TB_DIR/kernels.sh" path tc615)
-for suite in tests/ring tc-plugin; do
-	[ -e "$REPO/$suite/Makefile" ] || { echo "(no $suite/Makefile: suite skipped)"; continue; }
+# ------------------------------------------------------------ host suites
+# host_suite NAME CMD...: run CMD with its output in build/check/NAME.log,
+# count its cases (its summary line, else its PASS/FAIL/SKIP lines); a
+# non-zero exit with no FAIL counted is one FAIL.
+host_suite() {
+	local name=$1 logf rc
+	shift
 	P=0 F=0 S=0; t=$(now)
-	logf=$LOGDIR/$(echo "$suite" | tr / -).log
-	echo "== make -C $suite check"
-	if [ -x "$TC615" ]; then export TC_NEW=$TC615; fi
-	make -C "$REPO/$suite" check > "$logf" 2>&1
+	logf=$LOGDIR/$(echo "$name" | tr / -).log
+	echo "== $name"
+	"$@" > "$logf" 2>&1
 	rc=$?
 	grep -E '^(FAIL|SKIP) ' "$logf" | head -n 40
 	if ! summary_of "$logf"; then
@@ -92,43 +94,33 @@ for suite in tests/ring tc-plugin; do
 	fi
 	if [ $rc -ne 0 ] && [ $F -eq 0 ]; then
 		tail -n 10 "$logf" | sed 's/^/    /'
-		echo "FAIL $suite: make check exited with status $rc (log: ${logf#"$REPO"/})"
+		echo "FAIL $name: exited with status $rc (log: ${logf#"$REPO"/})"
 		F=$((F + 1))
 	fi
-	finish_group "$suite" $(( $(now) - t ))
+	finish_group "$name" $(( $(now) - t ))
+}
+
+TC615=$("$TB_DIR/kernels.sh" path tc615)
+if [ -x "$TC615" ]; then export TC_NEW=$TC615; fi
+for suite in tests/ring tc-plugin; do
+	[ -e "$REPO/$suite/Makefile" ] || { echo "(no $suite/Makefile: suite skipped)"; continue; }
+	host_suite "$suite" make -C "$REPO/$suite" check
 done
 
 # ------------------------------------------------------------ install (host)
 # make install/dkms/make deb against the Debian lines' headers (no module
 # loading: the VM scripts 80-install-* do that, with the packages this
 # leaves in build/deb/).  The kernels are fetched first for it; the
-# per-line step below finds them cached.
+# per-line step below finds them cached and reports fetch errors.
 inst=()
 t=$(now)
 for line in "${LINES[@]}"; do
 	case $line in *-kasan|*-kcsan) continue;; esac
-	# errors are reported by the line's own step below
-	"$TB_DIR/kernels.sh" fetch "$line" > "$LOGDIR/$line-prefetch.log" 2>&1 || true
+	"$TB_DIR/kernels.sh" fetch "$line" > "$LOGDIR/$line-prefetch.log" 2>&1 &&
+		inst+=("$line")
 done
 echo "(kernels fetched in $(( $(now) - t ))s: logs build/check/*-prefetch.log)"
-for line in "${LINES[@]}"; do
-	case $line in *-kasan|*-kcsan) ;; *) [ -e "$(line_env "$line")" ] && inst+=("$line");; esac
-done
-if [ ${#inst[@]} -gt 0 ]; then
-	P=0 F=0 S=0; t=$(now)
-	logf=$LOGDIR/install.log
-	echo "== tests/install/check.sh ${inst[*]}"
-	"$REPO/tests/install/check.sh" "${inst[@]}" > "$logf" 2>&1
-	rc=$?
-	grep -E '^(FAIL|SKIP) ' "$logf" | head -n 40
-	summary_of "$logf" || count "$logf"
-	if [ $rc -ne 0 ] && [ $F -eq 0 ]; then
-		tail -n 10 "$logf" | sed 's/^/    /'
-		echo "FAIL tests/install: exited with status $rc (log: ${logf#"$REPO"/})"
-		F=$((F + 1))
-	fi
-	finish_group install $(( $(now) - t ))
-fi
+[ ${#inst[@]} -eq 0 ] || host_suite install "$REPO/tests/install/check.sh" "${inst[@]}"
 
 # ------------------------------------------------------------ kernel lines
 for line in "${LINES[@]}"; do

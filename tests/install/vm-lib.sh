@@ -26,6 +26,11 @@ export OUTD
 # in the test bed's TC_LIB_DIR (tc then skips its default dir).
 unset TC_LIB_DIR
 
+# man-db's dpkg trigger rebuilds the whole man index: minutes under TCG,
+# and nothing we test.  The guest's root is a tmpfs overlay, so this only
+# lasts until power-off.
+if [ "${SOFTMQ_IN_VM:-0}" = 1 ]; then rm -f /var/lib/man-db/auto-update; fi
+
 # The name the kernel asks modprobe for: "sch_<id>" before 6.9, then
 # "net-sch-<id>" (MODULE_ALIAS_NET_SCH).
 kver_ge() { printf '%s\n%s\n' "$2" "$1" | sort -V -C; }
@@ -73,10 +78,6 @@ clean_start() {
 			{ fail "$1-clean-start" "sch_softmq is loaded (by an earlier test) and busy"; return 1; }
 	fi
 	local l
-	# man-db's dpkg trigger rebuilds the whole man index: minutes under
-	# TCG, and nothing we test.  The guest's root is a tmpfs overlay, so
-	# this only lasts until power-off.
-	[ "${SOFTMQ_IN_VM:-0}" = 1 ] && rm -f /var/lib/man-db/auto-update
 	l=$(leftovers)
 	if [ -n "$l" ]; then fail "$1-clean-start" "already installed: $l"; return 1; fi
 	return 0
