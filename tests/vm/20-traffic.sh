@@ -40,6 +40,8 @@
 #                  (key flow; key cpu reports it)
 #   tcp-*-identity as for UDP, enqueued from the clsact counter
 # (xstats.bypassed with GSO is checked in 30-backlog.sh, behind a backlog.)
+# make check runs the key cpu cases on the lines tests/vm/quick-plan names
+# for 20-traffic.sh:cpu; make check-full everywhere.
 { # the whole script is parsed before it runs (edits during a run are harmless)
 . "$(dirname "$0")/lib.sh"
 require_vm traffic
@@ -195,7 +197,9 @@ run_tcp() {   # run_tcp KEY gso|nogso
 	ina ethtool -K veth0 tso on gso on >/dev/null 2>&1
 }
 
-for key in flow cpu; do
+KEYS=flow
+part_runs 20-traffic.sh:cpu && KEYS="flow cpu"
+for key in $KEYS; do
 	ns_sink_on || { fail traffic-sink "clsact drop on veth1"; exit 0; }
 	if [ $key = flow ]; then
 		run_udp flow 50 ""

@@ -34,6 +34,8 @@
 #                    (tap) and the device (slowdev loop=1 echo) within
 #                    10 ms, 12 times, alternating CPUs, each after a burst
 #                    that built and drained a backlog
+# make check runs the key cpu cases (fair-cpu and every *-cpu) on the lines
+# tests/vm/quick-plan names for 30-backlog.sh:cpu; make check-full everywhere.
 { # the whole script is parsed before it runs (edits during a run are harmless)
 . "$(dirname "$0")/lib.sh"
 require_vm backlog
@@ -42,6 +44,8 @@ softmq_load || { fail backlog-insmod "insmod $SMQ_KO failed"; exit 0; }
 [ -e "$SLOWDEV_KO" ] || { fail backlog-slowdev "no $SLOWDEV_KO"; exit 0; }
 RATE=2000
 IP_S=198.18.1.1 IP_D=198.18.1.2
+KEYS=flow
+part_runs 30-backlog.sh:cpu && KEYS="flow cpu"
 
 sd_setup() {   # sd_setup [numtxqueues N]: a fresh sd0 in smq_a
 	ns_teardown
@@ -142,7 +146,7 @@ prio_run() {   # prio_run NAME KEY BANDS -> writes $SMQ_OUT/NAME.json (band 0 wi
 
 prio() {
 	local key
-	for key in flow cpu; do
+	for key in $KEYS; do
 		local name=backlog-prio-$key res=$SMQ_OUT/backlog-prio-$key
 		if ! prio_run "$name" $key 3; then fail "$name" "setup or run failed"; continue; fi
 		local s0 s1 n0
@@ -170,7 +174,7 @@ prio() {
 
 ringfull() {
 	local key
-	for key in flow cpu; do
+	for key in $KEYS; do
 		local name=backlog-ringfull-$key res=$SMQ_OUT/ringfull-$key
 		local q=(key "$key" depth 16 bands 1)
 		[ "$key" = flow ] && q+=(flows 1)
@@ -333,11 +337,11 @@ gso_bypassed() {
 
 slowdev_load rate_pps=$RATE fifo_len=8 || { fail backlog-slowdev "insmod slowdev failed"; exit 0; }
 fair_flow
-fair_cpu
+case " $KEYS " in *" cpu "*) fair_cpu;; esac
 prio
 ringfull
 gso_bypassed
-for key in flow cpu; do
+for key in $KEYS; do
 	queued_then $key linkdown
 	queued_then $key delete
 	queued_then $key devdel

@@ -8,7 +8,9 @@
 #   change-geometry  veth0, key flow, senders moving between CPUs every 50
 #                    packets: flows/depth/bands/quantum changed 8 times
 #   change-key       veth0, key flow <-> cpu 4 times (senders pinned: under
-#                    key cpu a flow that changes CPU has no order promise)
+#                    key cpu a flow that changes CPU has no order promise);
+#                    make check: on the lines quick-plan names for
+#                    50-change-traffic.sh:key
 #   change-stress    veth0, 40 geometry changes 50 ms apart
 #   change-backlog   sd0 (slowdev, 3000 pps): every change finds the old
 #                    table still holding packets; a change within 100 ms of
@@ -110,8 +112,9 @@ ns_sink_on || { fail change-setup "sink"; exit 0; }
 run_changes change-geometry veth0 $IP_B "$MAC_B" 50 0.4 \
 	flows,16 depth,1024 flows,1 bands,1 bands,3,depth,16 flows,256,depth,64 \
 	quantum,300 flows,1024,quantum,1514
-run_changes change-key veth0 $IP_B "$MAC_B" 0 0.5 \
-	key,cpu key,flow key,cpu,bands,1 key,flow,bands,3
+part_runs 50-change-traffic.sh:key &&
+	run_changes change-key veth0 $IP_B "$MAC_B" 0 0.5 \
+		key,cpu key,flow key,cpu,bands,1 key,flow,bands,3
 stress=()
 for i in $(seq 20); do stress+=(flows,16,depth,32 flows,64,depth,128); done
 run_changes change-stress veth0 $IP_B "$MAC_B" 50 0.05 "${stress[@]}"

@@ -11,10 +11,10 @@
 # start-up dominates under load).  After: nothing stuck, probe, exact counter
 # identity, memory back to baseline.
 #
-# Cycles: 12 (normal suite), 1000 with SOFTMQ_FULL=1 (SOFTMQ_CHURN_CYCLES).
+# Cycles: 8 (normal suite), 1000 with SOFTMQ_FULL=1 (SOFTMQ_CHURN_CYCLES).
 . "$(dirname "$0")/../fuzz/lib.sh"
 
-CYCLES=${SOFTMQ_CHURN_CYCLES:-$(n 12 1000)}
+CYCLES=${SOFTMQ_CHURN_CYCLES:-$(n 8 1000)}
 load_softmq || { bad churn-qdisc "cannot load sch_softmq"; exit 0; }
 trap 'load_stop; topo_down' EXIT
 TXQ=$((NCPU < 2 ? 2 : NCPU))

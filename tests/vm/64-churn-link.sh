@@ -8,10 +8,10 @@
 # devices drain, probes leave, exact counter identity on the veth and on
 # both slow devices (with ring-full drops), memory back.
 #
-# Flaps: 12 (normal suite), 200 with SOFTMQ_FULL=1 (SOFTMQ_LINK_FLAPS).
+# Flaps: 6 (normal suite), 200 with SOFTMQ_FULL=1 (SOFTMQ_LINK_FLAPS).
 . "$(dirname "$0")/../fuzz/lib.sh"
 
-FLAPS=${SOFTMQ_LINK_FLAPS:-$(n 12 200)}
+FLAPS=${SOFTMQ_LINK_FLAPS:-$(n 6 200)}
 load_softmq || { bad churn-link "cannot load sch_softmq"; exit 0; }
 if ! load_slowdev; then
 	skip churn-link "no slowdev module ($(slowdev_ko)); build it: tests/testbed/build.sh $SMQ_LINE"

@@ -6,10 +6,10 @@
 # (queues appear and disappear under mq).  After: nothing stuck, probe,
 # counter identity, memory back to baseline.
 #
-# Steps: 12 (normal suite), 100 with SOFTMQ_FULL=1 (SOFTMQ_TXQ_STEPS).
+# Steps: 8 (normal suite), 100 with SOFTMQ_FULL=1 (SOFTMQ_TXQ_STEPS).
 . "$(dirname "$0")/../fuzz/lib.sh"
 
-STEPS=${SOFTMQ_TXQ_STEPS:-$(n 12 100)}
+STEPS=${SOFTMQ_TXQ_STEPS:-$(n 8 100)}
 load_softmq || { bad churn-txq "cannot load sch_softmq"; exit 0; }
 trap 'load_stop; topo_down' EXIT
 MAXQ=$((NCPU * 2 < 4 ? 4 : NCPU * 2))

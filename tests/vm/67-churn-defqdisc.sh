@@ -7,10 +7,10 @@
 # the module must be pinned (rmmod refused).  After: default restored,
 # probe, counter identity, memory back to baseline.
 #
-# Devices: 12 (normal suite), 200 with SOFTMQ_FULL=1 (SOFTMQ_DEV_CYCLES).
+# Devices: 6 (normal suite), 200 with SOFTMQ_FULL=1 (SOFTMQ_DEV_CYCLES).
 . "$(dirname "$0")/../fuzz/lib.sh"
 
-CYCLES=${SOFTMQ_DEV_CYCLES:-$(n 12 200)}
+CYCLES=${SOFTMQ_DEV_CYCLES:-$(n 6 200)}
 load_softmq || { bad churn-defqdisc "cannot load sch_softmq"; exit 0; }
 if ! load_slowdev; then
 	skip churn-defqdisc "no slowdev module ($(slowdev_ko)): veth and dummy are IFF_NO_QUEUE, they never get the default qdisc"

@@ -61,6 +61,23 @@ require_vm() {
 	fi
 }
 
+# ---------------------------------------------------------------- plan
+# part_runs SCRIPT:PART: does make check run this part of a script on this
+# line?  tests/vm/quick-plan lists "<script>:<part> <line>..." the way it
+# lists whole scripts; a part it does not list runs on every line, and
+# make check-full (SOFTMQ_FULL=1) runs every part everywhere.  When the
+# answer is no, prints the part's SKIP line (counted, with the reason).
+part_runs() {
+	local lines
+	[ "${SOFTMQ_FULL:-0}" = 1 ] && return 0
+	lines=$(awk -v s="$1" '$1 == s { $1 = ""; sub(/^ /, ""); print; exit }' \
+		"$SMQ_VMDIR/quick-plan" 2>/dev/null)
+	[ -z "$lines" ] && return 0
+	case " $lines " in *" $SMQ_LINE "*) return 0;; esac
+	skip "${1%%.sh:*}-${1##*:}" "make check runs this part on $lines only (TCG time budget); make check-full on every line"
+	return 1
+}
+
 # ---------------------------------------------------------------- JSON
 # jqv FILE FILTER: one value (raw)
 jqv() { jq -r "$2" "$1"; }
