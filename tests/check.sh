@@ -100,6 +100,23 @@ host_suite() {
 	finish_group "$name" $(( $(now) - t ))
 }
 
+# The Debian kernels (and the sid chroot) download while the host suites
+# run: on a cold machine that is minutes of network and disk the CPU-bound
+# suites need not wait for.  The install suite below needs their headers;
+# the per-line step finds them cached and reports fetch errors.
+prefetched=$LOGDIR/prefetched
+: > "$prefetched"
+tp=$(now)
+(
+	for line in "${LINES[@]}"; do
+		case $line in *-kasan|*-kcsan) continue;; esac
+		"$TB_DIR/kernels.sh" fetch "$line" > "$LOGDIR/$line-prefetch.log" 2>&1 &&
+			echo "$line" >> "$prefetched"
+	done
+	echo "(kernels fetched in $(( $(now) - tp ))s, beside the host suites: logs build/check/*-prefetch.log)"
+) &
+prefetch_pid=$!
+
 TC615=$("$TB_DIR/kernels.sh" path tc615)
 if [ -x "$TC615" ]; then export TC_NEW=$TC615; fi
 for suite in tests/ring tc-plugin; do
@@ -110,16 +127,12 @@ done
 # ------------------------------------------------------------ install (host)
 # make install/dkms/make deb against the Debian lines' headers (no module
 # loading: the VM scripts 80-install-* do that, with the packages this
-# leaves in build/deb/).  The kernels are fetched first for it; the
-# per-line step below finds them cached and reports fetch errors.
-inst=()
+# leaves in build/deb/), on the lines whose kernel the prefetch got.
 t=$(now)
-for line in "${LINES[@]}"; do
-	case $line in *-kasan|*-kcsan) continue;; esac
-	"$TB_DIR/kernels.sh" fetch "$line" > "$LOGDIR/$line-prefetch.log" 2>&1 &&
-		inst+=("$line")
-done
-echo "(kernels fetched in $(( $(now) - t ))s: logs build/check/*-prefetch.log)"
+wait $prefetch_pid
+[ $(( $(now) - t )) -gt 0 ] && echo "(waited $(( $(now) - t ))s for the kernel downloads)"
+inst=()
+mapfile -t inst < "$prefetched"
 [ ${#inst[@]} -eq 0 ] || host_suite install "$REPO/tests/install/check.sh" "${inst[@]}"
 
 # ------------------------------------------------------------ kernel lines
