@@ -7,8 +7,9 @@
 # 1. installs missing Debian packages (root; otherwise prints the command)
 # 2. userspace suites: make -C tests/ring check, make -C tc-plugin check
 #    (when their Makefiles exist)
-# 3. tests/install/check.sh (make install, dkms, make deb + lintian) on the
-#    host against the Debian lines' headers (fetched first)
+# 3. tests/install/check.sh (make install, dkms, make deb + lintian) and
+#    tests/lint/check.sh (checkpatch --strict, sparse) on the host against
+#    the Debian lines' headers (fetched beside step 2)
 # 4. per kernel line: fetch the Debian kernel (tests/testbed/kernels.sh),
 #    build sch_softmq.ko + test modules with W=1 (tests/testbed/build.sh),
 #    boot it under QEMU and run tests/vm/*.sh (tests/testbed/vm.sh)
@@ -134,6 +135,8 @@ wait $prefetch_pid
 inst=()
 mapfile -t inst < "$prefetched"
 [ ${#inst[@]} -eq 0 ] || host_suite install "$REPO/tests/install/check.sh" "${inst[@]}"
+# checkpatch --strict and sparse against the same headers
+host_suite lint "$REPO/tests/lint/check.sh" "${inst[@]}"
 
 # ------------------------------------------------------------ kernel lines
 for line in "${LINES[@]}"; do

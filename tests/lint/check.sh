@@ -1,0 +1,87 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The kernel-side code against the tools net/sched reviewers run on it:
+#
+#   tests/lint/check.sh [LINE...]      (what make check runs, after the
+#                                       kernel fetch; default 6.1 6.12)
+#
+#   checkpatch   checkpatch.pl --strict (linux-source-6.12's, see
+#                tests/testbed/kernels.sh tools) on every kernel source we
+#                ship or load: src/, include/, tests/modules/.  Run without
+#                a kernel tree, it cannot know which CamelCase names the
+#                kernel defines; the three it flags here are the kernel's
+#                (Qdisc, Qdisc_ops) and C11's (_Alignas, userspace half of
+#                the ring header), and only those are let through.
+#   sparse       make C=2 CHECK=sparse against each Debian line's headers
+#                (gcc-12 lines; the 7.2 lines build in the sid chroot, which
+#                has no sparse: a counted SKIP).  Any sparse warning fails.
+# W=1 is checked where the module is built (tests/testbed/build.sh).
+# Prints PASS/FAIL/SKIP lines and "N passed, N failed, N skipped".
+set -uo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+REPO=$(cd "$HERE/../.." && pwd)
+TB=$REPO/tests/testbed
+LINES=("$@")
+[ ${#LINES[@]} -gt 0 ] || LINES=(6.1 6.12)
+OUT=$REPO/build/lint
+mkdir -p "$OUT"
+np=0 nf=0 ns=0
+pass() { echo "PASS $1${2:+ ($2)}"; np=$((np + 1)); }
+fail() { echo "FAIL $1: $2"; nf=$((nf + 1)); }
+skip() { echo "SKIP $1: $2"; ns=$((ns + 1)); }
+
+# ---------------------------------------------------------------- checkpatch
+KNOWN_CAMEL='Avoid CamelCase: <(Qdisc|Qdisc_ops|_Alignas)>'
+cp_pl=$("$TB/kernels.sh" path checkpatch 2>/dev/null)
+if [ ! -x "$cp_pl" ]; then
+	fail checkpatch "no checkpatch.pl extract (tests/testbed/kernels.sh tools)"
+else
+	cd "$REPO" || exit 1
+	for f in src/*.c src/*.h include/*.h include/uapi/*.h tests/modules/*/*.c; do
+		[ -e "$f" ] || continue
+		log=$OUT/checkpatch-$(echo "$f" | tr / _).log
+		"$cp_pl" --strict --no-tree --terse --show-types -f "$f" > "$log" 2>&1
+		bad=$(grep -E ': (ERROR|WARNING|CHECK):' "$log" | grep -Ev "$KNOWN_CAMEL")
+		if [ -n "$bad" ]; then
+			fail "checkpatch-$f" "$(echo "$bad" | head -n 3 | tr '\n' ' ')(log: ${log#"$REPO"/})"
+		else
+			pass "checkpatch-$f"
+		fi
+	done
+fi
+
+# ---------------------------------------------------------------- sparse
+if ! command -v sparse > /dev/null; then
+	fail sparse "sparse is not installed (apt-get install sparse; make check installs it)"
+else
+	for line in "${LINES[@]}"; do
+		case $line in
+		7.*) skip "sparse-$line" "the $line modules build in the sid chroot, which has no sparse"; continue;;
+		esac
+		kdir=$("$TB/kernels.sh" path kdir "$line" 2>/dev/null)
+		if [ ! -d "$kdir" ]; then
+			fail "sparse-$line" "no headers for $line (tests/testbed/kernels.sh fetch $line)"
+			continue
+		fi
+		for mod in softmq modules/slowdev modules/warnme; do
+			src=$OUT/sparse-$line/$mod log=$OUT/sparse-$line-${mod##*/}.log
+			rm -rf "$src"; mkdir -p "$src"
+			case $mod in
+			softmq) cp -r "$REPO/Kbuild" "$REPO/src" "$REPO/include" "$src/";;
+			*) cp -r "$REPO/tests/$mod/." "$src/";;
+			esac
+			if ! make -C "$kdir" M="$src" C=2 CHECK=sparse W=1 modules > "$log" 2>&1; then
+				fail "sparse-$line-${mod##*/}" "make failed (log: ${log#"$REPO"/})"
+			elif ! grep -q '^  CHECK ' "$log"; then
+				fail "sparse-$line-${mod##*/}" "sparse did not run (log: ${log#"$REPO"/})"
+			elif grep -E 'warning:|error:' "$log" | grep -q .; then
+				fail "sparse-$line-${mod##*/}" "$(grep -E 'warning:|error:' "$log" | head -n 3 | tr '\n' ' ')"
+			else
+				pass "sparse-$line-${mod##*/}" "$(grep -c '^  CHECK ' "$log") file(s) checked"
+			fi
+		done
+	done
+fi
+
+echo "$np passed, $nf failed, $ns skipped"
+[ $nf -eq 0 ]
