@@ -259,6 +259,26 @@ static inline unsigned long softmq_active_next(const unsigned long *map,
 }
 
 /*
+ * Consumer.  The first marked ring at or after @from, else the first before
+ * it (one wrap), else @n.  The wrapped scan stops at @from: [from, n) was
+ * just found unmarked.  A mark set behind the scan is missed as by any
+ * scan; the producer that set it runs the qdisc after its push.
+ */
+static inline unsigned long softmq_active_next_wrap(const unsigned long *map,
+						    unsigned long n,
+						    unsigned long from)
+{
+	unsigned long idx = softmq_active_next(map, n, from);
+
+	if (idx < n || !from)
+		return idx;
+	if (from > n)
+		from = n;
+	idx = softmq_active_next(map, from, 0);
+	return idx < from ? idx : n;
+}
+
+/*
  * Consumer, after softmq_ring_pop() returned NULL on marked ring @idx.
  * Returns true if the ring was empty and is now idle and unmarked: the next
  * push gets SOFTMQ_PUSH_WOKE and marks it again.  Returns false if a producer

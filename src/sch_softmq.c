@@ -133,6 +133,9 @@ static unsigned int softmq_ring_index(const struct softmq_table *t,
 	/* BH is off (or migration, on PREEMPT_RT): the CPU cannot change. */
 	if (t->key == SOFTMQ_KEY_CPU)
 		return smp_processor_id();
+	/* flows 1: nothing to choose, so no flow dissection for skbs without a hash */
+	if (t->nr_rings == 1)
+		return 0;
 	/*
 	 * The per-instance seed decorrelates instances: under mq, the device
 	 * may have picked this queue from the same hash.
@@ -256,13 +259,10 @@ static struct sk_buff *softmq_band_dequeue(struct softmq_sched_data *q,
 		struct softmq_ring *ring;
 		struct sk_buff *skb;
 
-		idx = softmq_active_next(active, n, idx);
+		idx = softmq_active_next_wrap(active, n, idx);
 		if (idx >= n) {
-			idx = softmq_active_next(active, n, 0);
-			if (idx >= n) {
-				t->cursor[band] = 0;
-				return NULL;
-			}
+			t->cursor[band] = 0;
+			return NULL;
 		}
 		if (idx == first_busy) {
 			t->cursor[band] = idx;

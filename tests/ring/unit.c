@@ -503,9 +503,18 @@ static void t_active_random(void **state)
 				softmq_active_set(map, i);
 		if (round % 3 == 0)	/* junk past n */
 			map[4] |= ~0UL << 1;
-		for (from = 0; from <= n; from++)
-			assert_int_equal(softmq_active_next(map, n, from),
-					 naive_next(map, n, from));
+		for (from = 0; from <= n; from++) {
+			unsigned long want = naive_next(map, n, from);
+
+			assert_int_equal(softmq_active_next(map, n, from), want);
+			/* one wrap: [from, n), then [0, from) */
+			if (want == n && from) {
+				want = naive_next(map, from, 0);
+				if (want == from)
+					want = n;
+			}
+			assert_int_equal(softmq_active_next_wrap(map, n, from), want);
+		}
 	}
 }
 

@@ -169,7 +169,7 @@ byte blocked_from[NR];		/* P4: first position behind a stopped producer */
 /* Consumer locals, in every process that can become the consumer. */
 #define CONSUMER_LOCALS \
 	bit got; bit old; bit need_retry; bit busy; bit ok; \
-	byte quota; byte it; byte idx; byte first_busy; byte t2
+	byte quota; byte it; byte idx; byte first_busy; byte t2; byte from
 
 /*
  * A stop point (P4): the producer may stop here forever.  @blk records what
@@ -234,20 +234,27 @@ inline band_dequeue()
 	};
 #endif
 	do
-	:: d_step {				/* Q: idx = softmq_active_next(active, n, idx); */
+	/* Q: idx = softmq_active_next_wrap(active, n, idx); */
+	:: d_step {				/* H: unsigned long idx = softmq_active_next(map, n, from); */
+		from = idx;
 		FIND_NEXT(idx);
-		if :: idx >= NR -> idx = 0; ok = 1 :: else -> ok = 0 fi
+		if :: idx >= NR && from > 0 -> idx = 0; ok = 1 :: else -> ok = 0 fi
 	   };
 	   if
 	   :: ok ->
-		d_step {			/* Q: idx = softmq_active_next(active, n, 0); */
-			FIND_NEXT(idx);
-			ok = 0
-		};
-		if
-		:: idx >= NR -> d_step { cursor = 0; it = 0 }; break	/* Q: t->cursor[band] = 0; */
-		:: else -> skip
-		fi
+		d_step {			/* H: idx = softmq_active_next(map, from, 0); */
+			do
+			:: idx < from && !mark[idx] -> idx++
+			:: else -> break
+			od;
+			if :: idx >= from -> idx = NR :: else -> skip fi;	/* H: return idx < from ? idx : n; */
+			ok = 0;
+			from = 0
+		}
+	   :: else -> from = 0
+	   fi;
+	   if
+	   :: idx >= NR -> d_step { cursor = 0; it = 0 }; break	/* Q: t->cursor[band] = 0; */
 	   :: else -> skip
 	   fi;
 	   if
@@ -275,15 +282,15 @@ inline band_dequeue()
 	   fi;
 
 	   /* softmq_ring_retire() */
-	   atomic {				/* H:271 long t = smq_tail_read(&r->tail); */
+	   atomic {				/* H:291 long t = smq_tail_read(&r->tail); */
 		t2 = tail[idx];
-		ok = (t2 / 2 == head[idx])	/* H:273 if (softmq_ring_pos(t) != r->head) */
+		ok = (t2 / 2 == head[idx])	/* H:293 if (softmq_ring_pos(t) != r->head) */
 	   };
 	   if
 	   :: ok ->
 #ifndef MUT_RETIRE_ORDER
-		mark[idx] = 0;			/* H:275 smq_clear_bit(idx, map); */
-		atomic {			/* H:281 if (smq_tail_try_cmpxchg(&r->tail, &t, t | SOFTMQ_RING_IDLE)) */
+		mark[idx] = 0;			/* H:295 smq_clear_bit(idx, map); */
+		atomic {			/* H:301 if (smq_tail_try_cmpxchg(&r->tail, &t, t | SOFTMQ_RING_IDLE)) */
 			if
 			:: tail[idx] == t2 -> tail[idx] = t2 | 1
 			:: else -> ok = 0
@@ -301,7 +308,7 @@ inline band_dequeue()
 #endif
 		if
 #ifndef MUT_RETIRE_NOSET
-		:: !ok -> mark[idx] = 1		/* H:283 smq_set_bit(idx, map); */
+		:: !ok -> mark[idx] = 1		/* H:303 smq_set_bit(idx, map); */
 #endif
 		:: else -> skip
 		fi
