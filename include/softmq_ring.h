@@ -30,8 +30,12 @@
  * SOFTMQ_PUSH_WOKE and must mark the ring active (softmq_active_set).  The
  * consumer unmarks a drained ring with softmq_ring_retire(): clear the mark,
  * then cmpxchg IDLE in; the cmpxchg is fully ordered, so a producer that sees
- * IDLE re-marks after our clear.  No producer writes shared state on every
- * packet except the ring it pushes to.
+ * IDLE re-marks after our clear.  After marking, the producer notes the
+ * band in a hint word (softmq_band_note) that lets the consumer skip an
+ * empty band without a scan; the consumer clears a hint only after a scan
+ * found no mark, and scans once more after the clear (softmq_band_retire).
+ * No producer writes shared state on every packet except the ring it
+ * pushes to.
  */
 #ifndef _SOFTMQ_RING_H
 #define _SOFTMQ_RING_H
@@ -60,6 +64,9 @@
 #define smq_write_once(x, v)		WRITE_ONCE(x, v)
 #define smq_set_bit(nr, map)		set_bit(nr, map)
 #define smq_clear_bit(nr, map)		clear_bit(nr, map)
+#define smq_test_bit(nr, map)		test_bit(nr, map)
+/* Full barrier after a set_bit()/clear_bit() (they order nothing alone). */
+#define smq_mb_after_atomic()		smp_mb__after_atomic()
 #define smq_find_next_bit(map, n, from)	find_next_bit(map, n, from)
 
 /* ---- primitives: userspace (C11/GCC atomics; TSan understands them) ----- */
@@ -95,6 +102,22 @@ static inline void smq_clear_bit(unsigned int nr, unsigned long *map)
 	__atomic_fetch_and(&map[nr / BITS_PER_LONG],
 			   ~(1UL << (nr % BITS_PER_LONG)), __ATOMIC_RELAXED);
 }
+
+static inline bool smq_test_bit(unsigned int nr, const unsigned long *map)
+{
+	return (__atomic_load_n(&map[nr / BITS_PER_LONG], __ATOMIC_RELAXED) >>
+		(nr % BITS_PER_LONG)) & 1;
+}
+
+/*
+ * smp_mb__after_atomic() for the band hint handshake: both sides do an
+ * acq_rel RMW on one word, so whichever comes second in its modification
+ * order sees what the other stored before it.  ThreadSanitizer follows
+ * that; it does not model atomic_thread_fence().
+ */
+static long smq_fence_word;
+#define smq_mb_after_atomic() \
+	((void)__atomic_fetch_add(&smq_fence_word, 0, __ATOMIC_ACQ_REL))
 
 static inline unsigned long smq_find_next_bit(const unsigned long *map,
 					      unsigned long n,
@@ -276,6 +299,50 @@ static inline unsigned long softmq_active_next_wrap(const unsigned long *map,
 		from = n;
 	idx = softmq_active_next(map, from, 0);
 	return idx < from ? idx : n;
+}
+
+/*
+ * Band hints: one bit per band in a word beside the marks, "this band may
+ * have a marked ring", so the consumer skips an empty band without scanning
+ * its bitmap (flows 1024: 16 words, for each empty band on every dequeue).
+ *
+ * Producer, after it marked a ring of @band (softmq_active_set(), or its
+ * helper re-mark).  The barrier orders that mark before the hint read; the
+ * read spares the store while the bit is set, so producers keep the line
+ * shared.  Pairs with softmq_band_retire(): both sides store, full barrier,
+ * load (store buffering), so at least one sees the other: the consumer's
+ * rescan finds our mark, or we find its clear and set the bit again.
+ */
+static inline void softmq_band_note(unsigned long *hints, unsigned int band)
+{
+	smq_mb_after_atomic();
+	if (!smq_test_bit(band, hints))
+		smq_set_bit(band, hints);
+}
+
+/* Consumer.  False only if no ring of @band was marked when the bit was read. */
+static inline bool softmq_band_maybe(const unsigned long *hints,
+				     unsigned int band)
+{
+	return smq_test_bit(band, hints);
+}
+
+/*
+ * Consumer, after a scan of @band's marks @map found none.  Clears the hint,
+ * then scans once more: a producer that marked before the clear is seen
+ * here; one that marks after it sees the clear (softmq_band_note()).
+ * Returns true if the band is empty and unhinted; false (hint set again) if
+ * the rescan found a mark.
+ */
+static inline bool softmq_band_retire(unsigned long *hints, unsigned int band,
+				      const unsigned long *map, unsigned long n)
+{
+	smq_clear_bit(band, hints);
+	smq_mb_after_atomic();
+	if (softmq_active_next(map, n, 0) >= n)
+		return true;
+	smq_set_bit(band, hints);
+	return false;
 }
 
 /*

@@ -13,7 +13,8 @@
  *  - softmq_enqueue() runs on any number of CPUs at once, BH disabled, in
  *    an RCU read-side section, without any qdisc lock.  It reads q->table,
  *    pushes into one ring and touches only per-CPU counters, that ring, and
- *    an "active" bit on the ring's empty -> non-empty edge.
+ *    on the ring's empty -> non-empty edge its "active" bit and (read, and
+ *    written only after the consumer cleared it) its band's hint bit.
  *  - softmq_dequeue()/softmq_reset() are the consumer, serialized by
  *    sch->seqlock (or the root lock when a classful parent cleared NOLOCK).
  *  - softmq_change() holds RTNL; it excludes the consumer with the same lock
@@ -69,6 +70,13 @@ struct softmq_table {
 	atomic_t		allocated;	/* rings allocated so far */
 	unsigned long		*active[SOFTMQ_MAX_BANDS];
 	struct softmq_ring	**rings;	/* [band * nr_rings + idx] */
+
+	/*
+	 * Bit b: band b may have a marked ring (softmq_band_note/_retire).
+	 * Producers read it on a ring's wake edge and write it only when the
+	 * consumer has cleared it: its own line, off the header and cursors.
+	 */
+	unsigned long		band_hints ____cacheline_aligned_in_smp;
 
 	/* Consumer only, or change() with the consumer excluded. */
 	u32			cursor[SOFTMQ_MAX_BANDS] ____cacheline_aligned_in_smp;
@@ -211,19 +219,23 @@ static int softmq_enqueue(struct sk_buff *skb, struct Qdisc *sch,
 	/* From here on another CPU may have dequeued and freed skb. */
 	if (res == SOFTMQ_PUSH_WOKE) {
 		softmq_active_set(t->active[band], idx);
+		softmq_band_note(&t->band_hints, band);
 		this_cpu_inc(q->cpu_stats->ring_wakeups);
-	} else if (unlikely(!test_bit(idx, t->active[band]))) {
+	} else if (unlikely(!test_bit(idx, t->active[band]) ||
+			    !softmq_band_maybe(&t->band_hints, band))) {
 		/*
-		 * The producer that woke this ring has not marked it yet: it
-		 * is between its push and its mark (IRQ, vCPU preemption,
-		 * PREEMPT_RT).  Until then the consumer cannot see our packet,
-		 * no busy ring sets DRAINING, the qdisc looks empty, and the
-		 * next packet of our flow could take the bypass path and
-		 * overtake this one.  Mark the ring ourselves (a read on every
-		 * packet, a write only in that window; a mark on a ring the
-		 * consumer emptied meanwhile is retired on its next visit).
+		 * The producer that woke this ring has not marked it (or noted
+		 * its band) yet: it is between its push and its note (IRQ, vCPU
+		 * preemption, PREEMPT_RT).  Until then the consumer cannot see
+		 * our packet, no busy ring sets DRAINING, the qdisc looks
+		 * empty, and the next packet of our flow could take the bypass
+		 * path and overtake this one.  Mark and note ourselves (two
+		 * reads on every packet, writes only in that window; a mark on
+		 * a ring the consumer emptied meanwhile is retired on its next
+		 * visit, a stale hint on the band's next scan).
 		 */
 		softmq_active_set(t->active[band], idx);
+		softmq_band_note(&t->band_hints, band);
 	}
 	qdisc_update_stats_at_enqueue(sch, pkt_len);
 	return NET_XMIT_SUCCESS;
@@ -254,6 +266,10 @@ static struct sk_buff *softmq_band_dequeue(struct softmq_sched_data *q,
 	unsigned long n = t->nr_rings;
 	unsigned long idx = t->cursor[band];
 	unsigned long first_busy = n;
+	bool hint_retired = false;
+
+	if (!softmq_band_maybe(&t->band_hints, band))
+		return NULL;
 
 	for (;;) {
 		struct softmq_ring *ring;
@@ -262,7 +278,17 @@ static struct sk_buff *softmq_band_dequeue(struct softmq_sched_data *q,
 		idx = softmq_active_next_wrap(active, n, idx);
 		if (idx >= n) {
 			t->cursor[band] = 0;
-			return NULL;
+			/*
+			 * Nothing marked: clear the band's hint, once per call
+			 * (producers that keep marking must not keep us here;
+			 * the hint is then left set and costs one scan later).
+			 */
+			if (hint_retired ||
+			    softmq_band_retire(&t->band_hints, band, active, n))
+				return NULL;
+			hint_retired = true;
+			idx = 0;
+			continue;
 		}
 		if (idx == first_busy) {
 			t->cursor[band] = idx;

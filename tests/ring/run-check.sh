@@ -168,6 +168,7 @@ model mut-no-clear violation "-DMUT_NO_CLEAR"
 model mut-retire-order violation "-DMUT_RETIRE_ORDER"
 model mut-retire-noset violation "-DMUT_RETIRE_NOSET"
 model mut-no-retrylock violation "-DMUT_NO_RETRYLOCK -DNO_CLEAN_END"
+model mut-hint-no-rescan violation "-DMUT_HINT_NO_RESCAN"
 # A known limit of the kernel's qdisc_run_begin(), not of softmq: a producer
 # stopped between test_and_set_bit(MISSED) and its second trylock delays all
 # rings.  Kept so that the model's P4 claim stays honest.

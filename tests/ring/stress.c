@@ -126,21 +126,25 @@ static void deliver(unsigned int idx, void *it)
  * push in flight, skip it (and stop after a lap of only such rings).
  * Returns 1 with an item, 0 if nothing, *busy if a ring was skipped.
  */
-static unsigned long cursor;
+static unsigned long cursor, hints;
 static int band_dequeue(int *busy)
 {
 	unsigned long idx = cursor, first_busy = R;
+	int hint_retired = 0;
 
+	if (!softmq_band_maybe(&hints, 0))
+		return 0;
 	for (;;) {
 		void *it;
 
-		idx = softmq_active_next(active, R, idx);
+		idx = softmq_active_next_wrap(active, R, idx);
 		if (idx >= R) {
-			idx = softmq_active_next(active, R, 0);
-			if (idx >= R) {
-				cursor = 0;
+			cursor = 0;
+			if (hint_retired || softmq_band_retire(&hints, 0, active, R))
 				return 0;
-			}
+			hint_retired = 1;
+			idx = 0;
+			continue;
 		}
 		if (idx == first_busy) {
 			cursor = idx;
@@ -176,8 +180,10 @@ static void producer_push(unsigned int p, unsigned long seq, void (*on_full)(voi
 			on_full();
 		sched_yield();
 	}
-	if (res == SOFTMQ_PUSH_WOKE && active)
+	if (res == SOFTMQ_PUSH_WOKE && active) {
 		softmq_active_set(active, idx);
+		softmq_band_note(&hints, 0);
+	}
 	if (retries)
 		__atomic_fetch_add(&push_retries, retries, __ATOMIC_RELAXED);
 }
@@ -242,6 +248,13 @@ static void *consumer_many(void *arg)
 		if (atomic_load(&producers_left) == 0 &&
 		    softmq_active_next(active, R, 0) >= R)
 			return NULL;
+		/* With no producer left, a marked ring in an unhinted band
+		 * would never be served again: the hint protocol failed. */
+		if (atomic_load(&producers_left) == 0 &&
+		    !softmq_band_maybe(&hints, 0)) {
+			fprintf(stderr, "stress: rings marked but the band hint is clear\n");
+			abort();
+		}
 		if (++idle % 64 == 0)
 			sched_yield();
 	}

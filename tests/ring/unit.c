@@ -518,6 +518,33 @@ static void t_active_random(void **state)
 	}
 }
 
+/* Band hints: note sets, maybe reads, retire clears only an unmarked band. */
+static void t_band_hints(void **state)
+{
+	unsigned long hints = 0, map[2] = { 0, 0 };
+
+	(void)state;
+	assert_false(softmq_band_maybe(&hints, 0));
+	softmq_band_note(&hints, 1);
+	assert_true(softmq_band_maybe(&hints, 1));
+	assert_false(softmq_band_maybe(&hints, 0));
+	softmq_band_note(&hints, 1);			/* already set: unchanged */
+	assert_int_equal(hints, 2);
+
+	/* nothing marked: retired, hint clear */
+	assert_true(softmq_band_retire(&hints, 1, map, 100));
+	assert_int_equal(hints, 0);
+
+	/* a mark anywhere in [0, n): kept, hint set again */
+	softmq_band_note(&hints, 2);
+	softmq_active_set(map, 99);
+	assert_false(softmq_band_retire(&hints, 2, map, 100));
+	assert_true(softmq_band_maybe(&hints, 2));
+	/* a mark at or past n does not count */
+	assert_true(softmq_band_retire(&hints, 2, map, 99));
+	assert_false(softmq_band_maybe(&hints, 2));
+}
+
 /* ---- races at exact points (kshim build only) -------------------------------- */
 #ifdef RING_KSHIM
 
@@ -588,6 +615,34 @@ static void t_retire_loses_to_push(void **state)
 	assert_int_equal(ITEM_N(softmq_ring_pop(r)), 100);
 	assert_true(softmq_ring_retire(r, map, 0));
 	free(r);
+}
+
+/*
+ * A producer marks and notes right after the consumer's hint clear: the
+ * consumer's second look finds the mark, so the band is not retired and its
+ * hint ends set (the store-buffering handshake, in one of its two orders;
+ * in the other the producer's note sees the clear and sets the bit itself).
+ */
+static unsigned long h_hints;
+static void other_mark_note(void)
+{
+	softmq_active_set(h_map, 7);
+	softmq_band_note(&h_hints, 1);
+}
+
+static void t_band_retire_loses_to_mark(void **state)
+{
+	unsigned long map[1] = { 0 };
+
+	(void)state;
+	h_map = map;
+	h_hints = 1UL << 1;
+	arm(KSHIM_CLEAR_BIT, &h_hints, other_mark_note);
+	assert_false(softmq_band_retire(&h_hints, 1, map, 64));
+	kshim_hook = NULL;
+	assert_int_equal(h_fired, 1);
+	assert_true(softmq_band_maybe(&h_hints, 1));
+	assert_int_equal(map[0], 1UL << 7);
 }
 
 /* The order the handshake proof relies on: clear the mark, then cmpxchg
@@ -726,8 +781,10 @@ int main(void)
 		cmocka_unit_test(t_unpublished_full),
 		cmocka_unit_test(t_active_bitmap),
 		cmocka_unit_test(t_active_random),
+		cmocka_unit_test(t_band_hints),
 #ifdef RING_KSHIM
 		cmocka_unit_test(t_retire_loses_to_push),
+		cmocka_unit_test(t_band_retire_loses_to_mark),
 		cmocka_unit_test(t_retire_order),
 		cmocka_unit_test(t_push_cmpxchg_retry),
 		cmocka_unit_test(t_push_stale_tail_full),

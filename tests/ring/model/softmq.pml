@@ -74,6 +74,7 @@
  *   MUT_RETIRE_ORDER  retire cmpxchg's IDLE in before clearing the mark
  *   MUT_RETIRE_NOSET  retire does not re-mark the ring when its cmpxchg fails
  *   MUT_NO_RETRYLOCK  qdisc_run_begin() does not retry the lock after MISSED
+ *   MUT_HINT_NO_RESCAN the consumer clears a band hint without looking again
  *
  * Simplifications (over-approximations, or irrelevant to P1-P5)
  *   - one band, DRR credit not modelled (it only delays a ring by one visit);
@@ -85,7 +86,11 @@
  *   - one softirq process: a reschedule raised while it runs is served when
  *     it loops back; a second CPU's net_tx_action would only find the seqlock
  *     taken and set MISSED, which the producers' qdisc_run already does;
- *   - no TCQ_F_CAN_BYPASS path, no change()/old-table draining.
+ *   - no TCQ_F_CAN_BYPASS path, no change()/old-table draining; so not the
+ *     enqueue's re-mark/re-note of a ring whose waker has not marked or
+ *     noted it yet either (it guards the bypass path's order);
+ *   - the band hint is this band's bit: the other bands' bits are other
+ *     words' worth of the same protocol.
  *
  * Bounds (tests/ring/run-check.sh, all exhaustive, no bitstate; pan built
  * with -DSAFETY -DCOLLAPSE -DMEMLIM=2048, run with -m500000; a search that
@@ -147,6 +152,7 @@ byte head[NR];		/* H: unsigned long head; */
 byte head_snap[NR];	/* H: unsigned long	head_snap; */
 byte slot[NR * DEPTH];	/* H: void *slot[]; */
 bit  mark[NR];		/* (Q) t->active[band], one word */
+bit  hint;		/* (Q) t->band_hints, this band's bit */
 byte cursor;		/* (Q) t->cursor[band] */
 bit  missed;		/* K: __QDISC_STATE_MISSED */
 bit  draining;		/* K: __QDISC_STATE_DRAINING */
@@ -169,7 +175,8 @@ byte blocked_from[NR];		/* P4: first position behind a stopped producer */
 /* Consumer locals, in every process that can become the consumer. */
 #define CONSUMER_LOCALS \
 	bit got; bit old; bit need_retry; bit busy; bit ok; \
-	byte quota; byte it; byte idx; byte first_busy; byte t2; byte from
+	byte quota; byte it; byte idx; byte first_busy; byte t2; byte from; \
+	bit hretired
 
 /*
  * A stop point (P4): the producer may stop here forever.  @blk records what
@@ -233,6 +240,11 @@ inline band_dequeue()
 		first_busy = NR			/* Q: unsigned long first_busy = n; */
 	};
 #endif
+	hretired = 0;				/* Q: bool hint_retired = false; */
+	if
+	:: !hint -> it = 0			/* Q: if (!softmq_band_maybe(&t->band_hints, band)) */
+	:: else ->
+bd_rescan:
 	do
 	/* Q: idx = softmq_active_next_wrap(active, n, idx); */
 	:: d_step {				/* H: unsigned long idx = softmq_active_next(map, n, from); */
@@ -254,7 +266,31 @@ inline band_dequeue()
 	   :: else -> from = 0
 	   fi;
 	   if
-	   :: idx >= NR -> d_step { cursor = 0; it = 0 }; break	/* Q: t->cursor[band] = 0; */
+	   :: idx >= NR ->
+		d_step { cursor = 0; it = 0 };	/* Q: t->cursor[band] = 0; */
+		if
+		:: hretired -> break		/* Q: if (hint_retired || */
+		:: else -> skip
+		fi;
+		/* softmq_band_retire() */
+#ifndef MUT_HINT_NO_RESCAN
+		hint = 0;			/* H: smq_clear_bit(band, hints); */
+		d_step {			/* H: if (softmq_active_next(map, n, 0) >= n) */
+			idx = 0;
+			FIND_NEXT(idx);
+			ok = (idx < NR)
+		};
+#else
+		/* mutant: the hint cleared without the second look */
+		d_step { hint = 0; ok = 0 };
+#endif
+		if
+		:: !ok -> d_step { idx = 0 }; break	/* H: return true; */
+		:: else ->
+			hint = 1;		/* H: smq_set_bit(band, hints); */
+			d_step { hretired = 1; idx = 0; ok = 0 };	/* Q: hint_retired = true; */
+			goto bd_rescan
+		fi
 	   :: else -> skip
 	   fi;
 	   if
@@ -263,17 +299,17 @@ inline band_dequeue()
 	   fi;
 
 	   /* softmq_ring_pop() */
-	   atomic {				/* H:228 void *item = smq_load_acquire(slot); */
+	   atomic {				/* H:251 void *item = smq_load_acquire(slot); */
 		it = slot[idx * DEPTH + head[idx] % DEPTH];
 		if
 		:: it != 0 ->
-			/* H:232 smq_write_once(*slot, NULL); */
-			/* H:234 smq_store_release(&r->head, (h + 1) & SOFTMQ_RING_POS_MASK); */
+			/* H:255 smq_write_once(*slot, NULL); */
+			/* H:257 smq_store_release(&r->head, (h + 1) & SOFTMQ_RING_POS_MASK); */
 			slot[idx * DEPTH + head[idx] % DEPTH] = 0;
 			DELIVER(it, idx, head[idx]);
 			head[idx] = head[idx] + 1;
 			cursor = idx		/* Q: t->cursor[band] = idx; */
-		:: else -> skip			/* H:230 if (!item) */
+		:: else -> skip			/* H:253 if (!item) */
 		fi
 	   };
 	   if
@@ -282,15 +318,15 @@ inline band_dequeue()
 	   fi;
 
 	   /* softmq_ring_retire() */
-	   atomic {				/* H:291 long t = smq_tail_read(&r->tail); */
+	   atomic {				/* H:358 long t = smq_tail_read(&r->tail); */
 		t2 = tail[idx];
-		ok = (t2 / 2 == head[idx])	/* H:293 if (softmq_ring_pos(t) != r->head) */
+		ok = (t2 / 2 == head[idx])	/* H:360 if (softmq_ring_pos(t) != r->head) */
 	   };
 	   if
 	   :: ok ->
 #ifndef MUT_RETIRE_ORDER
-		mark[idx] = 0;			/* H:295 smq_clear_bit(idx, map); */
-		atomic {			/* H:301 if (smq_tail_try_cmpxchg(&r->tail, &t, t | SOFTMQ_RING_IDLE)) */
+		mark[idx] = 0;			/* H:362 smq_clear_bit(idx, map); */
+		atomic {			/* H:368 if (smq_tail_try_cmpxchg(&r->tail, &t, t | SOFTMQ_RING_IDLE)) */
 			if
 			:: tail[idx] == t2 -> tail[idx] = t2 | 1
 			:: else -> ok = 0
@@ -308,7 +344,7 @@ inline band_dequeue()
 #endif
 		if
 #ifndef MUT_RETIRE_NOSET
-		:: !ok -> mark[idx] = 1		/* H:303 smq_set_bit(idx, map); */
+		:: !ok -> mark[idx] = 1		/* H:370 smq_set_bit(idx, map); */
 #endif
 		:: else -> skip
 		fi
@@ -329,6 +365,8 @@ inline band_dequeue()
 		ok = 0
 	   }
 	od
+	fi;
+	hretired = 0
 }
 
 /* softmq_dequeue().  Out: it. */
@@ -450,34 +488,34 @@ proctype producer(byte p)
 
 		/* ---- softmq_ring_push() ---- */
 		atomic {
-			t = tail[r];		/* H:177 long t = smq_tail_read(&r->tail); */
-			pos = t / 2		/* H:181 pos = softmq_ring_pos(t); */
+			t = tail[r];		/* H:200 long t = smq_tail_read(&r->tail); */
+			pos = t / 2		/* H:204 pos = softmq_ring_pos(t); */
 		};
 		do
-		:: atomic {			/* H:187 if (((pos - smq_load_acquire(&r->head_snap)) & */
+		:: atomic {			/* H:210 if (((pos - smq_load_acquire(&r->head_snap)) & */
 			(pos - head_snap[r] + 256) % 256 > MASK
 		   };
 		   atomic {
-			h = head[r];		/* H:189 unsigned long h = smq_load_acquire(&r->head); */
-			ok = ((pos - h + 256) % 256 > MASK)	/* H:191 if (((pos - h) & SOFTMQ_RING_POS_MASK) > r->mask) { */
+			h = head[r];		/* H:212 unsigned long h = smq_load_acquire(&r->head); */
+			ok = ((pos - h + 256) % 256 > MASK)	/* H:214 if (((pos - h) & SOFTMQ_RING_POS_MASK) > r->mask) { */
 		   };
 		   if
 		   :: ok ->
-			atomic {		/* H:192 long now = smq_tail_read(&r->tail); */
+			atomic {		/* H:215 long now = smq_tail_read(&r->tail); */
 				if
-				:: tail[r] != t ->	/* H:195 if (now != t) { */
+				:: tail[r] != t ->	/* H:218 if (now != t) { */
 					t = tail[r]; pos = t / 2; ok = 0; h = 0
-				:: else -> ok = 0; h = 0; break	/* H:199 return SOFTMQ_PUSH_FULL; */
+				:: else -> ok = 0; h = 0; break	/* H:222 return SOFTMQ_PUSH_FULL; */
 				fi
 			}
 		   :: else ->
-			d_step { head_snap[r] = h; h = 0 };	/* H:201 smq_store_release(&r->head_snap, h); */
+			d_step { head_snap[r] = h; h = 0 };	/* H:224 smq_store_release(&r->head_snap, h); */
 			goto cas
 		   fi
 		:: atomic {
 			(pos - head_snap[r] + 256) % 256 <= MASK
 		   };
-cas:		   atomic {			/* H:203 if (smq_tail_try_cmpxchg(&r->tail, &t, */
+cas:		   atomic {			/* H:226 if (smq_tail_try_cmpxchg(&r->tail, &t, */
 			if
 			:: tail[r] == t ->
 				tail[r] = (pos + 1) * 2;
@@ -488,7 +526,7 @@ cas:		   atomic {			/* H:203 if (smq_tail_try_cmpxchg(&r->tail, &t, */
 				claimed = 1;
 				break
 			:: else ->
-				t = tail[r];	/* H:206 (*retries)++; */
+				t = tail[r];	/* H:229 (*retries)++; */
 				pos = t / 2
 			fi
 		   }
@@ -496,9 +534,9 @@ cas:		   atomic {			/* H:203 if (smq_tail_try_cmpxchg(&r->tail, &t, */
 
 		if
 		:: claimed ->
-			woke = t % 2;		/* H:210 return (t & SOFTMQ_RING_IDLE) ? SOFTMQ_PUSH_WOKE : SOFTMQ_PUSH_OK; */
+			woke = t % 2;		/* H:233 return (t & SOFTMQ_RING_IDLE) ? SOFTMQ_PUSH_WOKE : SOFTMQ_PUSH_OK; */
 			STALL;	/* claimed, not published */
-			d_step {		/* H:209 smq_store_release(&r->slot[pos & r->mask], item); */
+			d_step {		/* H:232 smq_store_release(&r->slot[pos & r->mask], item); */
 				assert(slot[r * DEPTH + pos % DEPTH] == 0);
 				slot[r * DEPTH + pos % DEPTH] = item;
 				if :: !woke -> GHOST_DONE :: else -> skip fi
@@ -506,7 +544,12 @@ cas:		   atomic {			/* H:203 if (smq_tail_try_cmpxchg(&r->tail, &t, */
 			if
 			:: woke ->
 				STALL;	/* WOKE, not yet marked */
-				mark[r] = 1	/* Q: softmq_active_set(t->active[band], idx); */
+				mark[r] = 1;	/* Q: softmq_active_set(t->active[band], idx); */
+				STALL;	/* marked, band not yet noted */
+				if		/* H: if (!smq_test_bit(band, hints)) */
+				:: !hint -> hint = 1	/* H: smq_set_bit(band, hints); */
+				:: else -> skip
+				fi
 			:: else -> skip
 			fi
 		:: else -> skip			/* Q: return softmq_drop(skb, sch, to_free); */

@@ -19,4 +19,19 @@ static inline void clear_bit(long nr, volatile unsigned long *addr)
 			   ~(1UL << (nr % BITS_PER_LONG)), __ATOMIC_RELAXED);
 	kshim_event(KSHIM_CLEAR_BIT, (const void *)addr);
 }
+
+static inline bool test_bit(long nr, const volatile unsigned long *addr)
+{
+	return (__atomic_load_n((const unsigned long *)&addr[nr / BITS_PER_LONG],
+				__ATOMIC_RELAXED) >> (nr % BITS_PER_LONG)) & 1;
+}
+
+/*
+ * Orders the set_bit()/clear_bit() before it against everything after: an
+ * acq_rel RMW on one word shared by every caller, which C11 and
+ * ThreadSanitizer both follow (TSan does not model atomic_thread_fence).
+ */
+static long kshim_mb_word;
+#define smp_mb__after_atomic() \
+	((void)__atomic_fetch_add(&kshim_mb_word, 0, __ATOMIC_ACQ_REL))
 #endif
