@@ -53,7 +53,9 @@ ncpu_ids=$(( $(tr ',' '\n' < /sys/devices/system/cpu/possible | sed 's/.*-//' | 
 
 pow2() { local p=1; while [ $p -lt "$1" ]; do p=$((p * 2)); done; echo $p; }
 # table FLOWS BANDS: the table's size as softmq_table_bytes() computes it
-table() { echo $(( (128 + $2 * $1 * 8 + 63) / 64 * 64 + $2 * (( ($1 + 63) / 64 * 8 + 63) / 64 * 64) )); }
+# (struct softmq_table: 192 bytes, three cache lines: header, band hints,
+# consumer cursors)
+table() { echo $(( (192 + $2 * $1 * 8 + 63) / 64 * 64 + $2 * (( ($1 + 63) / 64 * 8 + 63) / 64 * 64) )); }
 # bound FLOWS DEPTH BANDS: what an instance may really allocate: the table
 # (one kvzalloc: kmalloc rounds it up to a power of two when it succeeds,
 # vmalloc to pages) + bands * flows rings of pow2(128 + 8 * depth) bytes.
