@@ -138,11 +138,15 @@ while time.time() - t0 < 120:
 EOF
 FLOOD=$!
 alloc=0
-for i in $(seq 240); do
+# Polled while the flood runs (its own 120 s bound): one poll costs a
+# python start, seconds on the sanitizer kernels under TCG, so a count of
+# polls would not bound the wait.
+while kill -0 $FLOOD 2>/dev/null; do
 	alloc=$(qget "$($QSTAT $D)" allocated_rings)
 	[ "$alloc" -ge $((F * B)) ] && break
 	sleep 0.5
 done
+alloc=$(qget "$($QSTAT $D)" allocated_rings)
 kill $FLOOD 2>/dev/null; wait $FLOOD 2>/dev/null; FLOOD=""
 wait_drain $D 5
 u2=$(settle_used_kb)
