@@ -104,17 +104,8 @@ dmesg > /dev/null 2>&1 || { can_scan=0; echo "note: cannot read the kernel log, 
 
 # tests/vm/quick-plan: the lines a long script runs on in make check
 # ("<script> <line>..."); a script not listed runs on every line.
-PLAN=$(dirname "$0")/../vm/quick-plan
-plan_lines() {
-	awk -v s="$1" '$1 == s { $1 = ""; sub(/^ /, ""); print; exit }' "$PLAN" 2>/dev/null
-}
-plan_runs() {
-	local lines
-	lines=$(plan_lines "$1")
-	[ -z "$lines" ] && return 0
-	case " $lines " in *" ${SOFTMQ_LINE:-none} "*) return 0;; esac
-	return 1
-}
+# shellcheck source=../vm/plan.sh
+. "$(dirname "$0")/../vm/plan.sh"
 
 case_line() {   # print, record and count one case line
 	echo "$1"

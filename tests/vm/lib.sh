@@ -67,14 +67,12 @@ require_vm() {
 # lists whole scripts; a part it does not list runs on every line, and
 # make check-full (SOFTMQ_FULL=1) runs every part everywhere.  When the
 # answer is no, prints the part's SKIP line (counted, with the reason).
+# shellcheck source=plan.sh
+. "$SMQ_VMDIR/plan.sh"
 part_runs() {
-	local lines
 	[ "${SOFTMQ_FULL:-0}" = 1 ] && return 0
-	lines=$(awk -v s="$1" '$1 == s { $1 = ""; sub(/^ /, ""); print; exit }' \
-		"$SMQ_VMDIR/quick-plan" 2>/dev/null)
-	[ -z "$lines" ] && return 0
-	case " $lines " in *" $SMQ_LINE "*) return 0;; esac
-	skip "${1%%.sh:*}-${1##*:}" "make check runs this part on $lines only (TCG time budget); make check-full on every line"
+	plan_runs "$1" && return 0
+	skip "${1%%.sh:*}-${1##*:}" "make check runs this part on $(plan_lines "$1") only (TCG time budget); make check-full on every line"
 	return 1
 }
 
