@@ -144,9 +144,17 @@ topo_down() {
 
 # ---------------------------------------------------------------- load
 PG=/proc/net/pktgen
-pg() {   # pg FILE CMD: pktgen command, checked
+pg() {   # pg FILE CMD: pktgen command, checked (builtins only: ~30 per set-up)
+	local l
 	echo "$2" > "$PG/$1" 2>/dev/null
-	grep -q 'Result: OK' "$PG/$1" 2>/dev/null || { echo "pktgen $1: '$2' failed: $(grep Result "$PG/$1")"; return 1; }
+	while IFS= read -r l; do
+		case "$l" in
+		*'Result: OK'*) return 0;;
+		*Result:*) echo "pktgen $1: '$2' failed: $l"; return 1;;
+		esac
+	done < "$PG/$1"
+	echo "pktgen $1: '$2' failed: no result"
+	return 1
 }
 # pg_setup DEV COUNT: one pktgen thread per vCPU on DEV (count 0 = forever)
 pg_setup() {   # pg_setup DEV COUNT [DST DST_MAC]
