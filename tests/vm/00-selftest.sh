@@ -76,6 +76,30 @@ check selftest-timeout-fails "a hung script was not failed by its timeout" \
 	grep -q "^FAIL inner-hang.sh: timed out after ${inner_to}s\$" <<<"$out"
 check selftest-splat-attributed "the splat was blamed on the wrong script" \
 	bash -c '! grep -qE "^FAIL inner-(ok|exit|hang).sh: kernel splat" <<<"$1"' _ "$out"
+
+# 3. On a sanitizer line, the sanitizer's own report: proves it is on,
+# instruments out-of-tree modules (softmq is built the same way) and that
+# its report reaches the scanner through the line's log filter.
+case "${SOFTMQ_LINE:-}" in
+*-kasan) smode=1 want="BUG: KASAN: slab-out-of-bounds in warnme_";;
+*-kcsan) smode=2 want="BUG: KCSAN: data-race in warnme_";;
+*) smode="";;
+esac
+if [ -z "$smode" ]; then
+	echo "SKIP selftest-sanitizer-report: ${SOFTMQ_LINE:-this line} has no KASAN or KCSAN (the 6.12-kasan and 6.12-kcsan lines run it)"
+else
+	cat > "$dir/inner-sanitizer.sh" <<EOF
+insmod "$WARNME" mode=$smode || { echo "FAIL inner-sanitizer-insmod: insmod failed"; exit 0; }
+rmmod warnme
+echo "PASS inner-sanitizer-loaded"
+EOF
+	out=$("$H" --results "$dir/res-san" --timeout 60 "$dir/inner-sanitizer.sh" 2>&1)
+	rc=$?
+	echo "nested harness output, sanitizer (rc=$rc):"
+	printf '%s\n' "$out" | sed 's/^/  | /'
+	check selftest-sanitizer-report "no '$want' report failed the inner script" \
+		grep -q "^FAIL inner-sanitizer.sh: kernel splat: .*$want" <<<"$out"
+fi
 exit 0
 exit
 }
