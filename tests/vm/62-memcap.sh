@@ -112,7 +112,9 @@ note "largest geometry flows $F depth $DEP bands $B: stated bound $lim kB; at ad
 if [ $((u1 - u0)) -le $((tab_kb + 256)) ]; then ok memcap-largest-add-table-only
 else bad memcap-largest-add-table-only "add cost $((u1 - u0)) kB, the table is at most $tab_kb kB (+256 kB slack)"; fi
 # Traffic over many flows in all three bands (priorities 6, 0, 1) until
-# every ring was allocated.
+# every ring was allocated.  Flows differ by destination port only: one
+# destination address, so no neighbour entry per packet (with random
+# addresses the KASAN line reached only 1092 of 1536 rings in 120 s).
 if [ $SLOW = 0 ]; then
 	skip memcap-largest-all-rings "no slowdev module ($(slowdev_ko)): on a dummy device packets bypass the rings"
 else
@@ -131,8 +133,7 @@ while time.time() - t0 < 120:
     for s in socks:
         for _ in range(200):
             try:
-                s.sendto(b"m", ("198.18.%d.%d" % (rng.randrange(256), rng.randrange(1, 255)),
-                                rng.randrange(1, 65535)))
+                s.sendto(b"m", ("198.18.0.2", rng.randrange(1, 65536)))
             except OSError:
                 pass
 EOF
