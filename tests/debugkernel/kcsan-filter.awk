@@ -6,8 +6,10 @@
 # A report is the block from "BUG: KCSAN:" to the "=====" line that closes
 # it: title, both accesses' stacks, "value changed", the reporting CPU.
 # It counts (stays in the log the splat scanner sees) when any line of it
-# names softmq: a frame in sch_softmq ("[sch_softmq]", softmq_* functions)
-# or the title's "data-race in softmq_x / ...", or names warnme (the test
+# names softmq code: a frame in sch_softmq ("[sch_softmq]", softmq_*
+# functions) or the title's "data-race in softmq_x / ...", not merely
+# "softmq" (the sanitizer kernels' release, 6.12.117-softmq-kcsan, is in
+# every report's "CPU:" line); or names warnme (the test
 # bed's self-test module, which races on purpose to prove that a report
 # gets through: tests/vm/00-selftest.sh).  softmq's private data is
 # touched only by softmq code, so a race on it always has one access in
@@ -22,7 +24,7 @@
 	}
 	if (!inrep) { print; next }
 	buf[++n] = $0
-	if ($0 ~ /softmq|warnme/) ours = 1
+	if ($0 ~ /softmq_|sch_softmq|warnme/) ours = 1
 	if (n > 1 && $0 ~ /====================/ || n > 400) {
 		flush()
 	}
