@@ -21,8 +21,8 @@ fails=0
 
 # modinfo's version for every line.  Kbuild asks git, and the sid chroot
 # has none (the 7.2 modules said "unknown"): ask it here, on the host.
-SOFTMQ_VERSION=$(cd "$REPO" && git describe --tags --always --dirty 2>/dev/null ||
-	cat "$REPO/VERSION")
+SOFTMQ_VERSION=$(git -C "$REPO" describe --tags --always --dirty 2>/dev/null) ||
+	SOFTMQ_VERSION=$(cat "$REPO/VERSION")
 
 # kmake DIR LOG: build the Kbuild tree in DIR against this line's headers.
 kmake() {
