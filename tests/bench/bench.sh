@@ -287,6 +287,10 @@ for p in "${REPORTS[@]}"; do
 	rm -f "$p.stdout"
 done
 echo
-blog "results: ${REPORTS[*]/%/.{json,md,png\}} ($(( ($(now) - T0) / 60 )) min $(( ($(now) - T0) % 60 )) s)"
+written=()    # icount mode writes no plot
+for p in "${REPORTS[@]}"; do
+	for x in json md png; do [ -e "$p.$x" ] && written+=("$p.$x"); done
+done
+blog "results: ${written[*]} ($(( ($(now) - T0) / 60 )) min $(( ($(now) - T0) % 60 )) s)"
 exit
 }
