@@ -42,10 +42,19 @@ SID_ROOT=$CACHE/sid-chroot
 
 # ---------------------------------------------------------------- host packages
 # Debian packages the test bed needs on the host (CI: fresh Debian 12).
-HOST_PKGS="qemu-system-x86 debootstrap busybox-static dwarves kmod cpio
-xz-utils zstd gzip gcc gcc-12 make libc6-dev libelf1 libssl3 python3
-iproute2 util-linux procps ethtool iperf3 tcpdump python3-pyroute2
+# BOOT_PKGS: fetch a Debian kernel, build the module against it and boot it
+# (make demo needs no more; debootstrap only for the sid-built 7.x lines).
+BOOT_PKGS="qemu-system-x86 busybox-static dwarves kmod cpio xz-utils zstd
+gzip gcc gcc-12 make libc6-dev libelf1 libssl3 iproute2 util-linux procps
 debian-archive-keyring dpkg-dev"
+HOST_PKGS="$BOOT_PKGS debootstrap python3 ethtool iperf3 tcpdump
+python3-pyroute2 jq groff-base"
+
+# demo_host_pkgs LINE: what make demo on LINE needs on the host.
+demo_host_pkgs() {
+	echo $BOOT_PKGS
+	[ "$(line_toolchain "$1")" = host ] || echo debootstrap
+}
 
 # all_host_pkgs: HOST_PKGS plus what test suites list in
 # tests/*/host-packages (package names, whitespace-separated, # comments):

@@ -257,7 +257,8 @@ smq_cleanup() {
 # pktgen numbers each thread's packets (a per-device seq_num after its magic
 # 0xbe9be955 right behind the UDP header); flows.py analyze checks it.
 PG_FLOWS=4
-pg_w() { echo "$2" > "$1" || echo "pktgen: '$2' > $1 failed" >&2; }
+# pg_w FILE CMD: one pktgen command; fails (and says so) if pktgen refused it
+pg_w() { echo "$2" > "$1" || { echo "pktgen: '$2' > $1 failed" >&2; return 1; }; }
 # pg_setup NSCMD DEV DSTIP DSTMAC COUNT SIZE [cpus]   (PG_DELAY=ns between
 # packets per thread, default 0: flat out; COUNT 0: until pg_stop)
 pg_setup() {
