@@ -5,6 +5,8 @@
 #   make                  build sch_softmq.ko for the running kernel (KDIR)
 #   make check            all tests: userspace + the VM suite on every kernel line
 #   make check KERNELS="6.1 6.12"   a subset of kernel lines
+#   make check-quick      one line (KERNEL=), only the host suites the change
+#                         touches: the development loop
 #   make check-full       every VM script on every line (and the sanitizer
 #                         kernels), full churn/fuzz counts
 #   make check-debug      the suite on the sanitizer kernels we build
@@ -37,6 +39,11 @@ plugin:
 check:
 	tests/check.sh $(KERNELS)
 
+# The development loop: one line (KERNEL, default 6.12), the host suites
+# the change touches, the VM scripts every line runs.
+check-quick:
+	tests/check.sh --quick $(KERNEL)
+
 check-full:
 	SOFTMQ_FULL=1 tests/check.sh $(KERNELS) 6.12-kasan 6.12-kcsan
 
@@ -67,7 +74,7 @@ clean:
 	-$(MAKE) -C tests/ring clean
 	rm -rf build
 
-.PHONY: all modules plugin check check-full check-debug demo vm-shell bench-ring clean
+.PHONY: all modules plugin check check-quick check-full check-debug demo vm-shell bench-ring clean
 
 # ---------------------------------------------------------------- install
 # make install / make uninstall (root).  The module goes where kbuild's

@@ -25,9 +25,34 @@ set -uo pipefail
 # Every tool below (plugin tests, sanitizer kernel builds) finds the same cache.
 export SOFTMQ_CACHE=$CACHE
 
+# --quick (make check-quick): one line (default 6.12); only the host
+# suites whose sources the change touches (against QUICK_BASE, default
+# the merge-base with origin/main, else HEAD: the uncommitted work); in
+# the VM the scripts every line runs plus any tests/vm script touched.
+QUICK=0
+[ "${1:-}" = --quick ] && { QUICK=1; shift; }
 LINES=("$@")
 [ ${#LINES[@]} -gt 0 ] || LINES=(6.1 6.12 7.2 7.2-rt)
+if [ $QUICK = 1 ]; then
+	[ $# -gt 0 ] || LINES=(6.12)
+	[ ${#LINES[@]} -eq 1 ] || die "check-quick takes one line"
+	QUICK_BASE=${QUICK_BASE:-$(git -C "$REPO" merge-base HEAD origin/main 2>/dev/null || echo HEAD)}
+	CHANGED=$( { git -C "$REPO" diff --name-only "$QUICK_BASE"
+		git -C "$REPO" ls-files --others --exclude-standard; } | sort -u)
+	echo "== check-quick on ${LINES[0]}: changed since $QUICK_BASE: $(echo "$CHANGED" | wc -w) file(s)"
+fi
+# touched REGEX: the change touches a path matching REGEX (always, unless quick)
+touched() { [ $QUICK = 0 ] || echo "$CHANGED" | grep -qE "$1"; }
 LOGDIR=$REPO/build/check
+# The Debian lines (the sanitizer lines are kernels we build ourselves).
+debian_lines=()
+for line in "${LINES[@]}"; do
+	case $line in *-kasan|*-kcsan) ;; *) debian_lines+=("$line");; esac
+done
+# make demo's line (tests/demo.sh's default) if it is checked, else the
+# first Debian line; none for make check-debug
+DEMO_LINE=${debian_lines[0]:-}
+for line in "${debian_lines[@]}"; do [ "$line" = 6.12 ] && DEMO_LINE=6.12; done
 mkdir -p "$LOGDIR"
 T0=$(now)
 TP=0 TF=0 TS=0
@@ -52,6 +77,19 @@ finish_group() {   # finish_group NAME SECONDS
 	echo "$1: $P passed, $F failed, $S skipped (${2}s)"
 	SUMMARY+=("$1: $P passed, $F failed, $S skipped (${2}s)")
 	TP=$((TP + P)); TF=$((TF + F)); TS=$((TS + S))
+}
+
+# quick_vm_tests: the tests/vm scripts make check runs on every line
+# (quick-plan does not restrict them), and any tests/vm script touched
+quick_vm_tests() {
+	local f b
+	. "$REPO/tests/vm/plan.sh"
+	for f in "$REPO"/tests/vm/[0-9]*.sh; do
+		b=$(basename "$f")
+		if [ -z "$(plan_lines "$b")" ] || echo "$CHANGED" | grep -qx "tests/vm/$b"; then
+			printf '%s ' "$b"
+		fi
+	done
 }
 
 echo "== softmq check: lines ${LINES[*]} (cache: $CACHE)"
@@ -109,8 +147,7 @@ prefetched=$LOGDIR/prefetched
 : > "$prefetched"
 tp=$(now)
 (
-	for line in "${LINES[@]}"; do
-		case $line in *-kasan|*-kcsan) continue;; esac
+	for line in "${debian_lines[@]}"; do
 		"$TB_DIR/kernels.sh" fetch "$line" > "$LOGDIR/$line-prefetch.log" 2>&1 &&
 			echo "$line" >> "$prefetched"
 	done
@@ -120,10 +157,10 @@ prefetch_pid=$!
 
 TC615=$("$TB_DIR/kernels.sh" path tc615)
 if [ -x "$TC615" ]; then export TC_NEW=$TC615; fi
-for suite in tests/ring tc-plugin; do
-	[ -e "$REPO/$suite/Makefile" ] || { echo "(no $suite/Makefile: suite skipped)"; continue; }
-	host_suite "$suite" make -C "$REPO/$suite" check
-done
+touched '^(include/softmq_ring\.h|tests/ring/)' &&
+	host_suite tests/ring make -C "$REPO/tests/ring" check
+touched '^(tc-plugin/|include/uapi/)' &&
+	host_suite tc-plugin make -C "$REPO/tc-plugin" check
 
 # ------------------------------------------------------------ install (host)
 # make install/dkms/make deb against the Debian lines' headers (no module
@@ -134,9 +171,17 @@ wait $prefetch_pid
 [ $(( $(now) - t )) -gt 0 ] && echo "(waited $(( $(now) - t ))s for the kernel downloads)"
 inst=()
 mapfile -t inst < "$prefetched"
-[ ${#inst[@]} -eq 0 ] || host_suite install "$REPO/tests/install/check.sh" "${inst[@]}"
-# checkpatch --strict and sparse against the same headers
-[ ${#inst[@]} -eq 0 ] || host_suite lint "$REPO/tests/lint/check.sh" "${inst[@]}"
+if [ ${#inst[@]} -gt 0 ]; then
+	touched '^(Makefile|Kbuild|dkms\.conf|VERSION|debian/|tc-plugin/Makefile|tests/install/)' &&
+		host_suite install "$REPO/tests/install/check.sh" "${inst[@]}"
+	# checkpatch --strict and sparse against the same headers
+	touched '^(src/|include/|tests/modules/|tests/lint/)' &&
+		host_suite lint "$REPO/tests/lint/check.sh" "${inst[@]}"
+elif [ ${#debian_lines[@]} -gt 0 ]; then
+	P=0 F=1 S=0
+	echo "FAIL install-lint: no kernel line's headers could be fetched (build/check/*-prefetch.log), so neither the install nor the lint suite ran"
+	finish_group install 0
+fi
 
 # ------------------------------------------------------------ kernel lines
 for line in "${LINES[@]}"; do
@@ -146,9 +191,10 @@ for line in "${LINES[@]}"; do
 	"$TB_DIR/kernels.sh" fetch "$line" > "$logf" 2>&1
 	rc=$?
 	grep -v '^Get:' "$logf" | tail -n 5
-	if [ $rc -eq 2 ]; then
+	if [ $rc -eq 2 ] && [ "${SOFTMQ_OFFLINE:-0}" = 1 ]; then
+		# declared offline: a line that needs the network is a counted SKIP
 		why=$(grep -v '^\[testbed\]' "$logf" | tail -n 1)
-		echo "SKIP line-$line: ${why:-cannot be done here}"
+		echo "SKIP line-$line: SOFTMQ_OFFLINE=1 and ${why:-it cannot be done offline}"
 		S=1; finish_group "$line" $(( $(now) - t )); continue
 	elif [ $rc -ne 0 ]; then
 		echo "FAIL fetch-$line: could not fetch the kernel (log: ${logf#"$REPO"/})"
@@ -157,9 +203,24 @@ for line in "${LINES[@]}"; do
 	tf=$(( $(now) - t ))
 	logf=$LOGDIR/$line-build.log
 	"$TB_DIR/build.sh" "$line" > "$logf" 2>&1
-	cat "$logf"; count "$logf"
+	rc=$?
+	cat "$logf"; f0=$F; count "$logf"
 	tb=$(( $(now) - t - tf ))
+	if [ $rc -ne 0 ]; then
+		# A failed build never boots: the VM would load what an earlier
+		# run left, or nothing.
+		[ $F -gt "$f0" ] || { tail -n 5 "$logf" | sed 's/^/    /'
+			echo "FAIL build-$line: build.sh exited with status $rc (log: ${logf#"$REPO"/})"; }
+		echo "FAIL vm-$line: not booted, the build failed"
+		F=$((F + (F > f0 ? 1 : 2)))
+		finish_group "$line" $(( $(now) - t )); continue
+	fi
 	logf=$LOGDIR/$line-vm.log
+	if [ $QUICK = 1 ]; then
+		VM_TESTS=$(quick_vm_tests)
+		export VM_TESTS
+		echo "(check-quick: VM scripts $VM_TESTS)"
+	fi
 	"$TB_DIR/vm.sh" --kernel "$line" --no-prepare ${VM_SMP:+--smp $VM_SMP} \
 		${VM_MEM:+--mem $VM_MEM} 2>&1 | tee "$logf"
 	if ! summary_of "$logf"; then
@@ -169,6 +230,11 @@ for line in "${LINES[@]}"; do
 	lw=$(sed -n 's/.*got the VM lock after \([0-9]*\)s.*/\1/p' "$logf" | tail -n 1)
 	echo "($line: fetch ${tf}s, build ${tb}s, vm $(( $(now) - t - tf - tb ))s${lw:+, of which ${lw}s waiting for the VM lock})"
 	finish_group "$line" $(( $(now) - t ))
+	# make demo, on the line it runs on (once that line has built and
+	# passed its build): the README's first command, end to end.
+	if [ "$line" = "$DEMO_LINE" ] && touched '^(tests/demo\.sh|tests/testbed/|tests/vm/lib\.sh|src/|include/)'; then
+		host_suite demo "$REPO/tests/demo.sh" --no-prepare "$line"
+	fi
 done
 
 echo "== summary ($(( $(now) - T0 ))s)"

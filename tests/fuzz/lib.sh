@@ -231,11 +231,14 @@ load_stop() {
 # ---------------------------------------------------------------- checks
 # wait_drain DEV [SEC]: every qdisc of DEV reports qlen 0 and backlog 0
 wait_drain() {
-	local dev=$1 t=${2:-5} i
+	local dev=$1 t=${2:-5} i out
 	for i in $(seq $((t * 10))); do
-		$QSTAT --all "$dev" | grep -qvE 'qlen=0 backlog=0|kind=(noqueue|noop)' || return 0
+		# drained: qstat named at least one qdisc, and none holds anything
+		out=$($QSTAT --all "$dev") && [ -n "$out" ] &&
+			! echo "$out" | grep -qvE 'qlen=0 backlog=0|kind=(noqueue|noop)' && return 0
 		sleep 0.1
 	done
+	echo "    wait_drain: $dev not drained after ${t}s (qstat rc/output below)"
 	$QSTAT --all "$dev" | sed 's/^/    /'
 	return 1
 }

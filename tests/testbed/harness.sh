@@ -27,7 +27,7 @@
 { # parsed whole before it runs: editing this file cannot break a running copy
 set -u
 
-SPLAT_RE='BUG:|WARNING:|Oops|KASAN|UBSAN|KCSAN|possible circular|inconsistent lock|possible recursive locking|rcu_[a-z]+ (self-)?detected stall|rcu: INFO|list_(del|add) corruption|refcount_t:|kernel BUG at|general protection fault|soft lockup|hard LOCKUP|blocked for more than|scheduling while atomic|sleeping function called from invalid context|kmemleak: [0-9]+ new suspected'
+SPLAT_RE='BUG:|BUG [^ :]+ \(|page allocation failure|WARNING:|Oops|KASAN|UBSAN|KCSAN|possible circular|inconsistent lock|possible recursive locking|rcu_[a-z]+ (self-)?detected stall|rcu: INFO|list_(del|add) corruption|refcount_t:|kernel BUG at|general protection fault|soft lockup|hard LOCKUP|blocked for more than|scheduling while atomic|sleeping function called from invalid context|kmemleak: [0-9]+ new suspected'
 
 # splat_scan: stdin = kernel log lines; prints the splats; exit 1 if any.
 splat_scan() {
@@ -98,6 +98,9 @@ done
 mkdir -p "$RESULTS"
 : > "$RESULTS/cases.txt"
 : > "$RESULTS/times.txt"
+# handled.txt: one line per script as the harness takes it up (ran, or
+# left out by the plan); vm.sh checks that every selected script is there.
+: > "$RESULTS/handled.txt"
 npass=0 nfail=0 nskip=0 seq=0
 can_scan=1
 dmesg > /dev/null 2>&1 || { can_scan=0; echo "note: cannot read the kernel log, no splat scan"; }
@@ -117,6 +120,11 @@ case_line() {   # print, record and count one case line
 	esac
 }
 
+# The whole run's kernel log is scanned at the end too, outside the
+# scripts' own windows: a splat between two scripts or after the last one.
+RUNTOK="$$.run.$(date +%s%N)"
+kmsg "begin $RUNTOK harness"
+
 for script in "$@"; do
 	seq=$((seq + 1))
 	name=$(basename "$script")
@@ -125,6 +133,7 @@ for script in "$@"; do
 	export SOFTMQ_RESULTS="$RESULTS/$base"
 	mkdir -p "$SOFTMQ_RESULTS"
 	logf=$RESULTS/$base.log
+	echo "$name" >> "$RESULTS/handled.txt"
 	if [ ! -r "$script" ]; then
 		case_line "FAIL $name: no such test script"
 		continue
@@ -185,12 +194,28 @@ for script in "$@"; do
 			case_line "FAIL $name: kernel splat: $first"
 		fi
 	fi
+	# A script that ran and reported nothing tested nothing.
 	if [ $((npass + nfail + nskip - p0 - f0 - s0)) = 0 ]; then
-		echo "note: $name reported no cases"
+		case_line "FAIL $name: reported no cases (exit status $rc)"
 	fi
 	echo "--- $name: $((npass - p0)) passed, $((nfail - f0)) failed, $((nskip - s0)) skipped ($(( $(date +%s) - t0 ))s)"
 	echo "$npass $nfail $nskip" > "$RESULTS/tally"
 done
+
+if [ $can_scan = 1 ] && ! dmesg | grep -q "softmq-harness: begin $RUNTOK "; then
+	# vm.sh boots with log_buf_len=8M, which holds a whole run
+	case_line "FAIL harness-kernel-log: the run's start marker left the kernel log buffer; cannot scan between the scripts"
+elif [ $can_scan = 1 ]; then
+	# shellcheck disable=SC2086
+	splat=$(kmsg_window "$RUNTOK" | ${SOFTMQ_KMSG_FILTER:-cat} | splat_scan)
+	if [ -n "$splat" ]; then
+		echo "kernel log splat outside every script's window:"
+		echo "$splat"
+		echo "$splat" > "$RESULTS/between-scripts.splat"
+		first=$(echo "$splat" | grep -E "$SPLAT_RE" | head -n 1 | sed 's/^    | //; s/^\[ *[0-9.]*\] //')
+		case_line "FAIL harness-kernel-log: kernel splat between or after the scripts: $first"
+	fi
+fi
 
 echo "passed=$npass failed=$nfail skipped=$nskip" > "$RESULTS/summary"
 echo "$npass passed, $nfail failed, $nskip skipped"

@@ -88,7 +88,9 @@ share_check() {
 		select(((.value.byte_share * $n) - 1 | fabs) > $tol) | .key' "$js")
 	local tot
 	tot=$(jqv "$js" .share.total_pkts)
-	if [ "$tot" -lt 1000 ]; then
+	if ! [[ $tot =~ ^[0-9]+$ ]] || [ -z "$summary" ]; then
+		fail "$name" "no share analysis ($js: total_pkts '$tot')"
+	elif [ "$tot" -lt 1000 ]; then
 		fail "$name" "only $tot packets in the measuring window: $summary"
 	elif [ -n "$bad" ]; then
 		fail "$name" "not within $(awk "BEGIN{print $tol*100}")% of the fair share: $summary; senders: $(jq -c '.flows | map_values(.ok)' "$sent" 2>&1)"
