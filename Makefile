@@ -49,7 +49,7 @@ check-full:
 
 # The sanitizer kernels: each a 17+ min build cold on 2 cores, and their
 # suites run several times slower under TCG; with the four Debian lines that
-# would not fit CI's 90 minutes (README "Kernel lines" has the figures).
+# would not fit CI's 90 minutes (tests/README.md, "Kernel lines", has the figures).
 check-debug:
 	tests/check.sh 6.12-kasan 6.12-kcsan
 
@@ -82,7 +82,7 @@ clean:
 # headers>/$(INSTALL_MOD_DIR), compressed as that kernel's config says; the
 # tc plugin and man page come from tc-plugin's own install.  No module
 # signing here (Debian's headers carry no key): Secure Boot users install
-# with dkms, which signs with the MOK key (README, "Install").  depmod runs
+# with dkms, which signs with the MOK key (docs/install.md, "Secure Boot").  depmod runs
 # only without DESTDIR: a staging tree gets none (packagers run it on the
 # target).
 INSTALL_MOD_DIR	?= updates

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Host-side install tests (issue 8): make install/uninstall into a DESTDIR,
+# Host-side install tests: make install/uninstall into a DESTDIR,
 # dkms add/build/install/uninstall/remove in private trees, make deb +
 # lintian.  Nothing here touches the machine's /lib/modules, /usr/src,
 # /var/lib/dkms or dpkg database; loading, autoload and dpkg -i are tested

@@ -3,7 +3,7 @@
 # softmq's memory cap (SOFTMQ_MEM_CAP, 128 MiB worst case per instance) and
 # what an instance really allocates.
 #
-# Worst case, as softmq_geometry_bytes() computes it and README states:
+# Worst case, as softmq_geometry_bytes() computes it and docs/design.md states:
 #   table + bands * rings * pow2(128 + 8 * depth)
 # (rings = flows, or nr_cpu_ids with key cpu; a ring is a 128-byte header
 # plus depth pointers, rounded up to its kmalloc size class).  The table

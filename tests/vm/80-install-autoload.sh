@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Issue 8, in the guest, on any line (7.x too: no compiler needed here,
+# In the guest, on any line (7.x too: no compiler needed here,
 # while the deb/dkms/make scripts need one and SKIP on 7.x): the test
 # bed's sch_softmq.ko, built on the host for this kernel, placed where
 # `make install` puts it (/lib/modules/<kver>/updates) + depmod, then

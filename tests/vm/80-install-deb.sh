@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Issue 8, in the guest: install softmq-dkms and softmq-tc with dpkg (into
+# In the guest: install softmq-dkms and softmq-tc with dpkg (into
 # the overlay root), check dkms built and installed the module for the
 # running kernel, modinfo, autoload by tc, the plugin from tc's default
 # directory, traffic; then purge both and check nothing is left.
@@ -66,7 +66,7 @@ plugin $P
 detach
 
 # ---------------------------------------------------------------- default
-# README "Make it the default": the two files, applied the way boot does
+# docs/install.md "Make it the default qdisc": the two files, applied the way boot does
 # (systemd-modules-load, then systemd-sysctl's equivalent sysctl -p); a
 # device with a real queue (ifb) created afterwards gets softmq as root.
 default_qdisc() {

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Issue 8, in the guest: dkms from the source tree as README says (make
+# In the guest: dkms from the source tree as docs/install.md says (make
 # dkms-src; dkms add; dkms install; modprobe), use it, then dkms remove and
 # check nothing is left.
 . "$SOFTMQ_REPO/tests/install/vm-lib.sh"
@@ -49,6 +49,6 @@ else
 	fail $P-remove "$(tail -n 4 "$OUTD/dkms-remove.log" | tr '\n' ' ')"
 fi
 # dkms add copied the tree to /usr/src; dkms remove leaves that copy (as
-# documented): the README's uninstall removes it, so do that here.
+# documented): docs/install.md's uninstall removes it, so do that here.
 rm -rf "/usr/src/softmq-$V"
 check_nothing_left $P

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Issue 8, in the guest: `make install` from a checkout (no DESTDIR, KDIR
+# In the guest: `make install` from a checkout (no DESTDIR, KDIR
 # and KVER defaulting to the running kernel): module under updates/ with
 # depmod, plugin + man page; autoload by tc; `make uninstall`; nothing left.
 . "$SOFTMQ_REPO/tests/install/vm-lib.sh"
