@@ -102,17 +102,32 @@ if ! need_pkgs $(all_host_pkgs); then
 fi
 
 # ------------------------------------------------------------ tools
-P=0 F=0 S=0; t=$(now)
-"$TB_DIR/kernels.sh" tools > "$LOGDIR/tools.log" 2>&1
-rc=$?
-if [ $rc -eq 0 ]; then echo "PASS fetch-tools"; P=1
-else
-	tail -n 5 "$LOGDIR/tools.log" | sed 's/^/    /'
-	echo "FAIL fetch-tools: tc 6.15 / linux-source extracts (log: build/check/tools.log)"; F=1
-fi
-"$TB_DIR/build.sh" plugin > "$LOGDIR/plugin-build.log" 2>&1
-cat "$LOGDIR/plugin-build.log"; count "$LOGDIR/plugin-build.log"
-finish_group setup $(( $(now) - t ))
+# tc 6.15 and the linux-source extracts (tdc, checkpatch: minutes of xz on
+# a cold cache) download beside the ring suite; the private apt lists are
+# refreshed first, once, so the two background jobs never race for them.
+papt_update || log "private apt lists unusable; the fetches below will say why"
+tools_rc=$LOGDIR/tools.rc
+rm -f "$tools_rc"
+( "$TB_DIR/kernels.sh" tools > "$LOGDIR/tools.log" 2>&1; echo $? > "$tools_rc" ) &
+tools_pid=$!
+# tools_done: wait for the tools fetch and count it (once)
+tools_counted=0
+tools_done() {
+	[ $tools_counted = 1 ] && return 0
+	tools_counted=1
+	local t0
+	t0=$(now)
+	wait $tools_pid
+	P=0 F=0 S=0
+	if [ "$(cat "$tools_rc" 2>/dev/null)" = 0 ]; then echo "PASS fetch-tools"; P=1
+	else
+		tail -n 5 "$LOGDIR/tools.log" | sed 's/^/    /'
+		echo "FAIL fetch-tools: tc 6.15 / linux-source extracts (log: build/check/tools.log)"; F=1
+	fi
+	"$TB_DIR/build.sh" plugin > "$LOGDIR/plugin-build.log" 2>&1
+	cat "$LOGDIR/plugin-build.log"; count "$LOGDIR/plugin-build.log"
+	finish_group setup $(( $(now) - t0 ))
+}
 
 # ------------------------------------------------------------ host suites
 # host_suite NAME CMD...: run CMD with its output in build/check/NAME.log,
@@ -155,10 +170,11 @@ tp=$(now)
 ) &
 prefetch_pid=$!
 
-TC615=$("$TB_DIR/kernels.sh" path tc615)
-if [ -x "$TC615" ]; then export TC_NEW=$TC615; fi
 touched '^(include/softmq_ring\.h|tests/ring/)' &&
 	host_suite tests/ring make -C "$REPO/tests/ring" check
+tools_done
+TC615=$("$TB_DIR/kernels.sh" path tc615)
+if [ -x "$TC615" ]; then export TC_NEW=$TC615; fi
 touched '^(tc-plugin/|include/uapi/)' &&
 	host_suite tc-plugin make -C "$REPO/tc-plugin" check
 
