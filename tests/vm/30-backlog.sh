@@ -22,9 +22,12 @@
 #                    (clsact) == sent + dropped + backlog once drained, and
 #                    ring_hiwat <= depth
 #   linkdown-<key>   ~1000 packets queued, carrier off: the qdisc is reset
-#                    (backlog 0), skbuff_head_cache objects back to the
-#                    level before the traffic (no leak); carrier on: a
-#                    packet leaves again within 10 ms
+#                    (backlog 0), what it freed counted as dropped
+#                    (enqueued == sent + dropped + backlog, drops > 0),
+#                    skbuff_head_cache objects back to the level before
+#                    the traffic (no leak); two geometry changes while
+#                    down: the old table retires at once (draining 0, no
+#                    EBUSY); carrier on: a packet leaves within 10 ms
 #   delete-<key>     ~1000 packets queued, qdisc deleted: no leak
 #   devdel-<key>     ~1000 packets queued, device deleted: no leak
 #   gso-bypassed     UDP GSO through a backlogged queue: xstats.bypassed
@@ -254,22 +257,43 @@ leak_check() {
 }
 
 queued_then() {   # queued_then KEY WHAT
-	local key=$1 what=$2 name=backlog-$2-$1 before q
-	sd_setup && slowdev_set loop 0 && sd_qdisc key "$key" flows 16 depth 1024 ||
-		{ fail "$name" "setup"; return; }
+	local key=$1 what=$2 name=backlog-$2-$1 before q enq
+	sd_setup && slowdev_set loop 0 && sd_qdisc key "$key" flows 16 depth 1024 &&
+		egress_counter_on ina sd0 || { fail "$name" "setup"; return; }
 	before=$(skb_objs)
 	build_backlog 800 || { stop_backlog; fail "$name" "could not queue 800 packets (qlen $BG_Q)"; return; }
 	q=$BG_Q
 	case $what in
 	linkdown)
+		# senders stopped first: after carrier off their packets would
+		# meet the noop qdisc, counted by clsact but not by softmq
+		stop_backlog
+		enq=$(egress_count ina sd0)
 		ina ip link set sd0 carrier off
-		local i v=-1
+		local i v=-1 pk dr dr0
+		dr0=$(ina $SMQ get sd0 stats.drops)
 		for i in $(seq 40); do
 			v=$(ina $SMQ get sd0 stats.qlen); [ "$v" = 0 ] && break; sleep 0.1
 		done
-		stop_backlog
 		check "$name-reset" "qlen $v 4 s after carrier off with $q queued" [ "$v" = 0 ]
+		# what the reset freed is counted as dropped: the identity holds
+		read -r pk dr v <<< "$(ina $SMQ get sd0 stats.packets stats.drops stats.qlen)"
+		local exact=0
+		[ $((pk + dr + v)) -eq "$enq" ] && [ "$dr" -gt "$dr0" ] && exact=1
+		check "$name-identity" "enqueued $enq != sent $pk + dropped $dr + backlog $v, or the reset dropped nothing ($dr0 drops before it)" \
+			[ $exact = 1 ]
 		leak_check "$name-noleak" "$before" "$q"
+		# A geometry change while the link is down: the reset left the
+		# table idle, so the old one retires at once (no dequeue comes
+		# to do it) and the next change is not refused as still draining.
+		local err=$SMQ_OUT/$name-change.err d=""
+		if ina $SMQ change sd0 root depth 512 2> "$err" &&
+		   d=$(ina $SMQ get sd0 xstats.draining) && [ "$d" = 0 ] &&
+		   ina $SMQ change sd0 root depth 256 2>> "$err"; then
+			pass "$name-change-retires"
+		else
+			fail "$name-change-retires" "after the reset: draining '${d:-?}', $(tr '\n' ' ' < "$err")"
+		fi
 		ina ip link set sd0 carrier on
 		slowdev_set rate_pps $RATE
 		sleep 1.5    # linkwatch

@@ -15,6 +15,10 @@
 #   change-backlog   sd0 (slowdev, 3000 pps): every change finds the old
 #                    table still holding packets; a change within 100 ms of
 #                    the previous may be refused with EBUSY
+#   change-locked    sd0, softmq as an htb leaf (NOLOCK cleared) with a
+#                    backlog: geometry changes never make its dequeue
+#                    return NULL with packets queued (htb's
+#                    "non-work-conserving" warning), the leaf drains
 # For each: every change applied or refused with EBUSY and an extack
 # message and the dump unchanged; the final dump is the last applied
 # configuration; no flow reordered or duplicated at the device's transmit
@@ -105,6 +109,43 @@ run_changes() {
 	ina tc qdisc del dev "$dev" clsact
 }
 
+# change_locked: softmq as an htb leaf on sd0 (grafted under a classful
+# parent: NOLOCK cleared, producers serialised by the root lock), kept
+# backlogged by senders faster than the class's rate, while its geometry
+# changes.  Each change retires the old table at once; until a change
+# waited a grace period for that, htb's dequeue found the leaf returning
+# NULL with packets queued ("qdisc_warn_nonwc": "is non-work-conserving?").
+change_locked() {
+	local name=change-locked why="" c rc applied=0 busy=0 withq=0 w0 w1 ql spid
+	ina tc qdisc del dev sd0 root 2>/dev/null
+	ina tc qdisc add dev sd0 root handle 1: htb default 1 &&
+		ina tc class add dev sd0 parent 1: classid 1:1 htb rate 1mbit &&
+		ina $SMQ add sd0 parent 1:1 depth 256 || { fail $name "htb + softmq leaf setup"; return; }
+	w0=$(dmesg | grep -c 'non-work-conserving')
+	$INA $FLOWS send --dst 198.18.1.2 --flows 8 --procs 2 --cpus "$CPUS" \
+		--duration 60 --pps 800 --size 500 > "$SMQ_OUT/$name.send.json" &
+	spid=$!
+	for c in depth,128 flows,64 bands,1 depth,64,bands,3 flows,1024 depth,256; do
+		sleep 0.5
+		ql=$(ina $SMQ get sd0 1:1 stats.qlen)
+		[ "${ql:-0}" -gt 0 ] && withq=$((withq + 1))
+		ina $SMQ change sd0 parent 1:1 ${c//,/ } 2> "$SMQ_OUT/$name.err"
+		rc=$?
+		if [ $rc = 0 ]; then applied=$((applied + 1))
+		elif grep -q 'still draining' "$SMQ_OUT/$name.err"; then busy=$((busy + 1))
+		else why="$why; change $c: rc $rc $(cat "$SMQ_OUT/$name.err")"; fi
+	done
+	kill -TERM $spid; wait $spid
+	wait_backlog_zero ina sd0 1:1 10 || why="$why; the leaf never drained: $(ina $SMQ get sd0 1:1 stats.qlen xstats.draining)"
+	w1=$(dmesg | grep -c 'non-work-conserving')
+	[ "$w1" -eq "$w0" ] || why="$why; $(dmesg | grep 'non-work-conserving' | tail -n 1)"
+	[ "$applied" -gt 0 ] || why="$why; no change applied"
+	[ "$withq" -ge 3 ] || why="$why; only $withq of 6 changes found packets queued: the case did not test"
+	ina tc qdisc del dev sd0 root
+	if [ -n "$why" ]; then fail $name "${why#; }"
+	else pass $name "$applied applied, $busy busy, $withq with a backlog; dequeue never came back empty-handed"; fi
+}
+
 ns_setup || { fail change-setup "veth/netns"; exit 0; }
 MAC_B=$(ip -n $NS_B -j link show veth1 | jq -r '.[0].address')
 ns_sink_on || { fail change-setup "sink"; exit 0; }
@@ -127,6 +168,7 @@ if slowdev_load rate_pps=3000 fifo_len=8; then
 	run_changes change-backlog sd0 198.18.1.2 "$(ina cat /sys/class/net/sd0/address)" 0 0.25 \
 		flows,16 depth,128 bands,1 flows,1024,bands,3 key,cpu depth,64 key,flow \
 		flows,64,quantum,500
+	change_locked
 	ina ip link del sd0
 	rmmod slowdev
 else
