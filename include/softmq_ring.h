@@ -67,6 +67,8 @@
 #define smq_test_bit(nr, map)		test_bit(nr, map)
 /* Full barrier after a set_bit()/clear_bit() (they order nothing alone). */
 #define smq_mb_after_atomic()		smp_mb__after_atomic()
+/* Full barrier between two plain loads (softmq_ring_seen()). */
+#define smq_mb()			smp_mb()
 #define smq_find_next_bit(map, n, from)	find_next_bit(map, n, from)
 
 /* ---- primitives: userspace (C11/GCC atomics; TSan understands them) ----- */
@@ -118,6 +120,7 @@ static inline bool smq_test_bit(unsigned int nr, const unsigned long *map)
 static long smq_fence_word;
 #define smq_mb_after_atomic() \
 	((void)__atomic_fetch_add(&smq_fence_word, 0, __ATOMIC_ACQ_REL))
+#define smq_mb()			smq_mb_after_atomic()
 
 static inline unsigned long smq_find_next_bit(const unsigned long *map,
 					      unsigned long n,
@@ -343,6 +346,33 @@ static inline bool softmq_band_retire(unsigned long *hints, unsigned int band,
 		return true;
 	smq_set_bit(band, hints);
 	return false;
+}
+
+/*
+ * Producer, after a push that did not wake ring @idx of @band (its waker
+ * may not have marked it, or noted the band, yet: IRQ, vCPU preemption,
+ * PREEMPT_RT).  True if the consumer is sure to find the ring: marked and
+ * its band hinted.  False: the caller marks and notes itself.
+ *
+ * The barrier between the two loads: a waker W marks the ring and is
+ * stopped before its note; the consumer C clears the hint, full barrier,
+ * rescans and (W's mark not having reached it) finds nothing.  If we see
+ * W's mark we must see C's clear, or we trust a hint C has retired: the
+ * band is skipped with our packet in it, DRAINING stays clear, and the
+ * bypass path may send our flow's next packet first.  That is the
+ * RWC pattern: with plain loads here it is allowed on weakly ordered CPUs
+ * (POWER; arm64 only through load-load reordering), forbidden once both
+ * sides have a full barrier (LKMM, and x86 always).  C's is in
+ * softmq_band_retire().
+ */
+static inline bool softmq_ring_seen(const unsigned long *map, unsigned int idx,
+				    const unsigned long *hints,
+				    unsigned int band)
+{
+	if (!smq_test_bit(idx, map))
+		return false;
+	smq_mb();
+	return smq_test_bit(band, hints);
 }
 
 /*

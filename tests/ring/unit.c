@@ -545,6 +545,23 @@ static void t_band_hints(void **state)
 	assert_false(softmq_band_maybe(&hints, 2));
 }
 
+/* The producer's check after a non-waking push: marked and hinted. */
+static void t_ring_seen(void **state)
+{
+	unsigned long hints = 0, map[2] = { 0, 0 };
+
+	(void)state;
+	assert_false(softmq_ring_seen(map, 70, &hints, 1));	/* neither */
+	softmq_band_note(&hints, 1);
+	assert_false(softmq_ring_seen(map, 70, &hints, 1));	/* hint, no mark */
+	softmq_active_set(map, 70);
+	assert_true(softmq_ring_seen(map, 70, &hints, 1));	/* both */
+	assert_false(softmq_ring_seen(map, 70, &hints, 2));	/* other band's hint */
+	assert_false(softmq_ring_seen(map, 69, &hints, 1));	/* other ring */
+	assert_true(softmq_band_retire(&hints, 1, map, 64));	/* clears the hint */
+	assert_false(softmq_ring_seen(map, 70, &hints, 1));	/* mark, no hint */
+}
+
 /* ---- races at exact points (kshim build only) -------------------------------- */
 #ifdef RING_KSHIM
 
@@ -782,6 +799,7 @@ int main(void)
 		cmocka_unit_test(t_active_bitmap),
 		cmocka_unit_test(t_active_random),
 		cmocka_unit_test(t_band_hints),
+		cmocka_unit_test(t_ring_seen),
 #ifdef RING_KSHIM
 		cmocka_unit_test(t_retire_loses_to_push),
 		cmocka_unit_test(t_band_retire_loses_to_mark),

@@ -34,4 +34,7 @@ static inline bool test_bit(long nr, const volatile unsigned long *addr)
 static long kshim_mb_word;
 #define smp_mb__after_atomic() \
 	((void)__atomic_fetch_add(&kshim_mb_word, 0, __ATOMIC_ACQ_REL))
+/* A full barrier between plain accesses: the same RMW (see above). */
+#define smp_mb() \
+	((void)__atomic_fetch_add(&kshim_mb_word, 0, __ATOMIC_ACQ_REL))
 #endif
