@@ -80,7 +80,11 @@ struct softmq_table {
 
 	/* Consumer only, or change() with the consumer excluded. */
 	u32			cursor[SOFTMQ_MAX_BANDS] ____cacheline_aligned_in_smp;
-	/* Set by change() once no producer can reach this table. */
+	/*
+	 * Set by change() once no producer can reach this table (release;
+	 * the consumer reads it with acquire, so it sees every push that was
+	 * made before).
+	 */
 	bool			retired;
 };
 
@@ -209,7 +213,18 @@ static int softmq_enqueue(struct sk_buff *skb, struct Qdisc *sch,
 		return softmq_drop(skb, sch, to_free);
 	}
 
+	/*
+	 * Between its tail cmpxchg and its slot store a producer holds the
+	 * ring's head: the consumer stops there, and on its empty -> non-empty
+	 * edge DRAINING stays set for the whole device.  On PREEMPT_RT a BH-off
+	 * section is preemptible, so a low-priority sender preempted there
+	 * would hold back every sender of the ring (with key cpu, every task
+	 * on this CPU, SCHED_FIFO ones included) with no lock to boost it.
+	 * Keep those two stores on the CPU; elsewhere BH-off already does.
+	 */
+	preempt_disable();
 	res = softmq_ring_push(ring, skb, &retries);
+	preempt_enable();
 	if (unlikely(retries))
 		this_cpu_add(q->cpu_stats->push_retries, retries);
 	if (unlikely(res == SOFTMQ_PUSH_FULL)) {
@@ -221,8 +236,8 @@ static int softmq_enqueue(struct sk_buff *skb, struct Qdisc *sch,
 		softmq_active_set(t->active[band], idx);
 		softmq_band_note(&t->band_hints, band);
 		this_cpu_inc(q->cpu_stats->ring_wakeups);
-	} else if (unlikely(!test_bit(idx, t->active[band]) ||
-			    !softmq_band_maybe(&t->band_hints, band))) {
+	} else if (unlikely(!softmq_ring_seen(t->active[band], idx,
+					      &t->band_hints, band))) {
 		/*
 		 * The producer that woke this ring has not marked it (or noted
 		 * its band) yet: it is between its push and its note (IRQ, vCPU
@@ -230,7 +245,8 @@ static int softmq_enqueue(struct sk_buff *skb, struct Qdisc *sch,
 		 * our packet, no busy ring sets DRAINING, the qdisc looks
 		 * empty, and the next packet of our flow could take the bypass
 		 * path and overtake this one.  Mark and note ourselves (two
-		 * reads on every packet, writes only in that window; a mark on
+		 * reads and a barrier on every packet, see softmq_ring_seen();
+		 * writes only in that window; a mark on
 		 * a ring the consumer emptied meanwhile is retired on its next
 		 * visit, a stale hint on the band's next scan).
 		 */
@@ -367,7 +383,8 @@ static struct sk_buff *softmq_dequeue_tables(struct softmq_sched_data *q,
 		 * push into the old table, and serving the new one could let a
 		 * flow's later packet overtake that one.
 		 */
-		if (!READ_ONCE(old->retired) || !softmq_table_idle(old)) {
+		/* Acquire: pairs with the release in softmq_change(). */
+		if (!smp_load_acquire(&old->retired) || !softmq_table_idle(old)) {
 			*busy = true;
 			return NULL;
 		}
@@ -472,18 +489,62 @@ static struct sk_buff *softmq_peek(struct Qdisc *sch)
 
 /* ---- control path ---------------------------------------------------------- */
 
-static void softmq_table_purge(struct softmq_table *t)
+/*
+ * A packet reset() frees counts as dropped, and leaves the backlog by the
+ * same per-CPU counters it entered: zeroing them would race with producers
+ * of other TX queues still enqueueing into a shared root (the sums could
+ * end at +1, or at -1 wrapped), and the packets would vanish from the
+ * identity "enqueued == sent + dropped + backlog".  The per-CPU values may
+ * go below zero one by one; only their sum means anything.
+ */
+static void softmq_reset_drop(struct Qdisc *sch, struct sk_buff *skb)
 {
-	unsigned int i, n = t->bands * t->nr_rings;
+	if (qdisc_is_percpu_stats(sch)) {
+		qdisc_qstats_cpu_backlog_dec(sch, skb);
+		qdisc_qstats_cpu_qlen_dec(sch);
+		qdisc_qstats_cpu_drop(sch);
+	} else {
+		qdisc_qstats_backlog_dec(sch, skb);
+		sch->q.qlen--;
+		qdisc_qstats_drop(sch);
+	}
+	kfree_skb(skb);
+}
+
+/*
+ * Consumer (or with no producer left): free every queued packet (counted
+ * against @sch's stats by reset(); destroy() passes NULL) and leave
+ * @t as a fresh table is, each ring idle and unmarked, each band unhinted,
+ * cursors and deficits at zero, through the same retire handshakes as
+ * dequeue.  A ring with a push in flight keeps its mark (and its band its
+ * hint): that packet is the producer's to run, as after any dequeue.
+ */
+static void softmq_table_purge(struct Qdisc *sch, struct softmq_table *t)
+{
+	unsigned int band, idx;
 	struct sk_buff *skb;
 
-	for (i = 0; i < n; i++) {
-		struct softmq_ring *ring = t->rings[i];
+	for (band = 0; band < t->bands; band++) {
+		struct softmq_ring **rings = t->rings + band * t->nr_rings;
+		unsigned long *active = t->active[band];
 
-		if (!ring)
-			continue;
-		while ((skb = softmq_ring_pop(ring)) != NULL)
-			kfree_skb(skb);
+		for (idx = 0; idx < t->nr_rings; idx++) {
+			struct softmq_ring *ring = READ_ONCE(rings[idx]);
+
+			if (!ring)
+				continue;
+			while ((skb = softmq_ring_pop(ring)) != NULL) {
+				if (sch)
+					softmq_reset_drop(sch, skb);
+				else
+					kfree_skb(skb);
+			}
+			ring->credit = 0;
+			if (test_bit(idx, active))
+				softmq_ring_retire(ring, active, idx);
+		}
+		t->cursor[band] = 0;
+		softmq_band_retire(&t->band_hints, band, active, t->nr_rings);
 	}
 }
 
@@ -662,6 +723,23 @@ static spinlock_t *softmq_consumer_lock(struct Qdisc *sch)
 }
 
 /*
+ * Leave the consumer lock the way qdisc_run_end() leaves the seqlock: a
+ * producer whose qdisc_run_begin() lost the trylock to us set MISSED and
+ * returned, counting on the holder to run the qdisc again.  Without this a
+ * packet pushed while change() held the lock waits for the next transmit.
+ */
+static void softmq_consumer_unlock(struct Qdisc *sch, spinlock_t *lock)
+{
+	spin_unlock_bh(lock);
+	if (!(sch->flags & TCQ_F_NOLOCK))
+		return;
+	/* Order the unlock before the MISSED test, as qdisc_run_end() does. */
+	smp_mb();
+	if (test_bit(__QDISC_STATE_MISSED, &sch->state))
+		__netif_schedule(sch);
+}
+
+/*
  * Take a drained old table (or the one the consumer set aside) off @q.
  * *left (if given) says whether an old table is still draining, decided in
  * the same critical section: the consumer may move q->draining to q->spent
@@ -676,14 +754,14 @@ static struct softmq_table *softmq_reap(struct Qdisc *sch, bool *left)
 	spin_lock_bh(lock);
 	old = q->spent;
 	q->spent = NULL;
-	if (!old && q->draining && q->draining->retired &&
+	if (!old && q->draining && smp_load_acquire(&q->draining->retired) &&
 	    softmq_table_idle(q->draining)) {
 		old = q->draining;
 		q->draining = NULL;
 	}
 	if (left)
 		*left = q->draining;
-	spin_unlock_bh(lock);
+	softmq_consumer_unlock(sch, lock);
 	return old;
 }
 
@@ -733,13 +811,23 @@ static int softmq_change(struct Qdisc *sch, struct nlattr *opt,
 	q->draining = old;
 	rcu_assign_pointer(q->table, new);
 	WRITE_ONCE(q->quantum, cfg.quantum);
-	spin_unlock_bh(lock);
+	/*
+	 * Without NOLOCK (a classful parent) producers enqueue under the lock
+	 * we hold: none can be inside @old any more, so it retires now, and
+	 * dequeue never returns NULL with packets queued (qdisc_warn_nonwc).
+	 */
+	if (!(sch->flags & TCQ_F_NOLOCK))
+		smp_store_release(&old->retired, true);
+	softmq_consumer_unlock(sch, lock);
 	softmq_set_config(q, &cfg);
 	WRITE_ONCE(q->reconfigs, q->reconfigs + 1);
 
-	/* After this no producer is inside @old: it can only shrink. */
+	/*
+	 * After this no producer is inside @old: it can only shrink.  Release:
+	 * the consumer that sees retired also sees every push made into @old.
+	 */
 	synchronize_net();
-	WRITE_ONCE(old->retired, true);
+	smp_store_release(&old->retired, true);
 
 	softmq_table_free(softmq_reap(sch, NULL));
 	/*
@@ -793,32 +881,50 @@ static int softmq_init(struct Qdisc *sch, struct nlattr *opt,
 }
 
 /*
- * Consumer side only: other TX queues may still enqueue into a root shared
- * by all of them, so packets pushed during the purge may stay queued.
+ * Consumer side only (the seqlock, or the root lock): other TX queues may
+ * still enqueue into a root shared by all of them, so packets pushed
+ * during the purge may stay queued, counted, marked and found by the next
+ * dequeue; nothing here may assume the rings stay empty.
  */
 static void softmq_reset(struct Qdisc *sch)
 {
 	struct softmq_sched_data *q = qdisc_priv(sch);
 	struct softmq_table *t = softmq_table_locked(q);
-	int cpu;
+	struct sk_buff *skb;
 
 	/* Half-initialised after a failed init. */
 	if (!t)
 		return;
-	if (q->draining)
-		softmq_table_purge(q->draining);
-	softmq_table_purge(t);
-
-	if (qdisc_is_percpu_stats(sch)) {
-		for_each_possible_cpu(cpu) {
-			struct gnet_stats_queue *qs = per_cpu_ptr(sch->cpu_qstats, cpu);
-
-			qs->backlog = 0;
-			qs->qlen = 0;
+	if (q->draining) {
+		softmq_table_purge(sch, q->draining);
+		/*
+		 * Retire it here as dequeue would: after a reset (link down)
+		 * no dequeue may come to do it, and every later geometry
+		 * change would wait for it and fail with EBUSY.  change() and
+		 * destroy() free q->spent; at most one of the two is set.
+		 */
+		if (smp_load_acquire(&q->draining->retired) &&
+		    softmq_table_idle(q->draining)) {
+			q->spent = q->draining;
+			q->draining = NULL;
 		}
-	} else {
-		sch->q.qlen = 0;
-		sch->qstats.backlog = 0;
+	}
+	softmq_table_purge(sch, t);
+
+	/*
+	 * qdisc_reset() purges these two lists after us, without touching the
+	 * per-CPU counters a NOLOCK requeue raised; their packets were counted
+	 * as sent when we dequeued them, so they only leave the backlog.
+	 */
+	if (qdisc_is_percpu_stats(sch)) {
+		skb_queue_walk(&sch->gso_skb, skb) {
+			qdisc_qstats_cpu_backlog_dec(sch, skb);
+			qdisc_qstats_cpu_qlen_dec(sch);
+		}
+		skb_queue_walk(&sch->skb_bad_txq, skb) {
+			qdisc_qstats_cpu_backlog_dec(sch, skb);
+			qdisc_qstats_cpu_qlen_dec(sch);
+		}
 	}
 }
 
@@ -829,10 +935,10 @@ static void softmq_destroy(struct Qdisc *sch)
 	struct softmq_table *t = softmq_table_locked(q);
 
 	if (t)
-		softmq_table_purge(t);
+		softmq_table_purge(NULL, t);
 	softmq_table_free(t);
 	if (q->draining)
-		softmq_table_purge(q->draining);
+		softmq_table_purge(NULL, q->draining);
 	softmq_table_free(q->draining);
 	softmq_table_free(q->spent);
 	free_percpu(q->cpu_stats);
