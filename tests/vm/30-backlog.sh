@@ -296,7 +296,13 @@ queued_then() {   # queued_then KEY WHAT
 		fi
 		ina ip link set sd0 carrier on
 		slowdev_set rate_pps $RATE
-		sleep 1.5    # linkwatch
+		# linkwatch reactivates the qdisc when it sets the operstate:
+		# wait for that (bounded), not for a fixed time
+		for i in $(seq 50); do
+			[ "$(ina cat /sys/class/net/sd0/operstate)" = up ] && break
+			sleep 0.1
+		done
+		sleep 0.2    # dev_activate() comes right after, in the same work
 		ina $FLOWS latency --dev sd0 --dst $IP_D --trials 5 --idle 0.05 > "$SMQ_OUT/$name-up.json"
 		local mx lost
 		mx=$(jqv "$SMQ_OUT/$name-up.json" .max_out_ms); lost=$(jqv "$SMQ_OUT/$name-up.json" .lost)
