@@ -754,7 +754,8 @@ static struct softmq_table *softmq_reap(struct Qdisc *sch, bool *left)
 	spin_lock_bh(lock);
 	old = q->spent;
 	q->spent = NULL;
-	if (!old && q->draining && smp_load_acquire(&q->draining->retired) &&
+	/* Only change(), which calls us, sets retired. */
+	if (!old && q->draining && q->draining->retired &&
 	    softmq_table_idle(q->draining)) {
 		old = q->draining;
 		q->draining = NULL;
@@ -811,22 +812,22 @@ static int softmq_change(struct Qdisc *sch, struct nlattr *opt,
 	q->draining = old;
 	rcu_assign_pointer(q->table, new);
 	WRITE_ONCE(q->quantum, cfg.quantum);
-	/*
-	 * Without NOLOCK (a classful parent) producers enqueue under the lock
-	 * we hold: none can be inside @old any more, so it retires now, and
-	 * dequeue never returns NULL with packets queued (qdisc_warn_nonwc).
-	 */
-	if (!(sch->flags & TCQ_F_NOLOCK))
+	if (!(sch->flags & TCQ_F_NOLOCK)) {
+		/*
+		 * No NOLOCK (a classful parent): producers enqueue under the
+		 * lock we hold, so none is inside @old any more and it retires
+		 * now; dequeue never returns NULL with packets queued
+		 * (qdisc_warn_nonwc).  Release: pairs with dequeue's acquire.
+		 */
 		smp_store_release(&old->retired, true);
+	}
 	softmq_consumer_unlock(sch, lock);
 	softmq_set_config(q, &cfg);
 	WRITE_ONCE(q->reconfigs, q->reconfigs + 1);
 
-	/*
-	 * After this no producer is inside @old: it can only shrink.  Release:
-	 * the consumer that sees retired also sees every push made into @old.
-	 */
+	/* After this no producer is inside @old: it can only shrink. */
 	synchronize_net();
+	/* Release: a consumer that sees retired sees every push into @old. */
 	smp_store_release(&old->retired, true);
 
 	softmq_table_free(softmq_reap(sch, NULL));
