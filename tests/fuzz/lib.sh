@@ -71,7 +71,7 @@ mem_snap() {
 MEM_TOL_SLAB_KB=${SOFTMQ_MEM_TOL_SLAB_KB:-2048}
 MEM_TOL_VMALLOC_KB=${SOFTMQ_MEM_TOL_VMALLOC_KB:-512}
 MEM_TOL_PERCPU_KB=${SOFTMQ_MEM_TOL_PERCPU_KB:-256}
-MEM_TOL_SKB=${SOFTMQ_MEM_TOL_SKB:-512}
+MEM_TOL_SKB=${SOFTMQ_MEM_TOL_SKB:-256}
 mem_check() {
 	local name=$1 base=$2 now i s0 v0 p0 k0 s1 v1 p1 k1 why
 	read -r s0 v0 p0 k0 <<< "$base"
