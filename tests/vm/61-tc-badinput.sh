@@ -6,7 +6,8 @@
 # an error on stderr and leave the kernel as it was: the device's qdisc
 # dump (handle, options) and softmq's reconfiguration counter unchanged.
 # (The host-side tests in tc-plugin/tests check the message text and that
-# nothing is sent; this checks the kernel side.)
+# nothing is sent.)  Then the out-of-range values and malformed attributes
+# go to the kernel raw, without tc: refused with an error, state unchanged.
 . "$(dirname "$0")/../fuzz/lib.sh"
 
 load_softmq || { bad tc-badinput "cannot load sch_softmq"; exit 0; }
@@ -72,5 +73,40 @@ for mode in $modes; do
 done
 note "tc bad input: $n_ok of $((n_ok + n_bad)) commands refused with exit 1 and no kernel change"
 [ $n_bad = 0 ] && ok tc-badinput-all-$((n_ok + n_bad))
+
+# tc refuses all of the above before sending anything, so the kernel never
+# saw them.  The out-of-range values and malformed attributes go to the
+# kernel too, raw (smq.py: no parser in between): each refused with an
+# errno and an extack message, the kernel's state unchanged.
+SMQ="$PY $SOFTMQ_REPO/tests/vm/lib/smq.py"
+raws=("flows 131072" "flows 100" "flows 65537" "flows 0" "depth 8192" "depth 3"
+	"depth 4097" "depth 0" "quantum 63" "quantum 1048577" "quantum 0" "bands 2"
+	"bands 4" "bands 0" "key 2" "key 4294967295" "flows 65536 depth 4096"
+	"attr 1:u16:64" "attr 1:u64:64" "attr 2:str:16" "attr 99:u32:1")
+r_ok=0 r_bad=0
+for mode in add change; do
+	tc qdisc del dev $D root 2>/dev/null
+	[ $mode = change ] && tc qdisc add dev $D root softmq flows 128 depth 16 quantum 700
+	after=$(state)
+	for args in "${raws[@]}"; do
+		before=$after
+		# shellcheck disable=SC2086
+		out=$($SMQ $mode $D root $args 2>&1 >/dev/null)
+		rc=$?
+		after=$(state)
+		why=""
+		[ $rc = 2 ] || why="exit status $rc (want 2: the kernel refused)"
+		[ -n "$out" ] || why="$why, no errno/extack message"
+		[ "$before" = "$after" ] || why="$why, kernel state changed: [$before] -> [$after]"
+		if [ -n "$why" ]; then
+			bad "tc-badinput-raw-$mode-$(echo "$args" | tr -c 'a-zA-Z0-9\n-' '_')" "smq.py $mode ... $args: ${why#, } (output: $(echo "$out" | head -n 2 | tr '\n' ' '))"
+			r_bad=$((r_bad + 1))
+		else
+			r_ok=$((r_ok + 1))
+		fi
+	done
+done
+note "raw bad input: $r_ok of $((r_ok + r_bad)) requests refused by the kernel, state unchanged"
+[ $r_bad = 0 ] && ok tc-badinput-raw-all-$((r_ok + r_bad))
 tc qdisc del dev $D root 2>/dev/null
 exit 0
