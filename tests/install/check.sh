@@ -172,7 +172,7 @@ dkms_line() {
 	local line=$1 p=install-dkms-$1 d=$TMP/dkms-$1 out rc ko st
 	local signing=1
 	if [ $ROOT = 0 ]; then skip "$p" "dkms install needs root"; return; fi
-	command -v dkms > /dev/null || { skip "$p" "dkms is not installed (apt-get install dkms)"; return; }
+	command -v dkms > /dev/null || { fail "$p" "dkms is not installed (make check installs it: apt-get install dkms)"; return; }
 	mkdir -p "$d/src" "$d/tree" "$d/lib/modules/$ABI" "$d/keys" "$d/bin"
 	cp -a "$TMP/dkms-src/softmq-$V" "$d/src/"
 	local D=(--dkmstree "$d/tree" --sourcetree "$d/src" --installtree "$d/lib/modules")

@@ -12,7 +12,7 @@ case "${SOFTMQ_LINE:-}" in
 6.1)	tc_bin=$(command -v tc) ;;
 6.12)	tc_bin=${SOFTMQ_TC615:-}
 	if [ -z "$tc_bin" ]; then
-		echo "SKIP tdc-tc615: no tc 6.15 in the cache; running with tc 6.1"
+		echo "FAIL tdc-tc615: no tc 6.15 in the cache (tests/testbed/kernels.sh tools); running with tc 6.1"
 		tc_bin=$(command -v tc)
 	fi ;;
 *)	echo "SKIP tdc: tdc runs on the 6.1 and 6.12 lines; $SOFTMQ_LINE covers the same operations in 10-lifecycle"

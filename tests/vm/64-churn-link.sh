@@ -14,7 +14,7 @@
 FLAPS=${SOFTMQ_LINK_FLAPS:-$(n 6 200)}
 load_softmq || { bad churn-link "cannot load sch_softmq"; exit 0; }
 if ! load_slowdev; then
-	skip churn-link "no slowdev module ($(slowdev_ko)); build it: tests/testbed/build.sh $SMQ_LINE"
+	bad churn-link "no slowdev module ($(slowdev_ko)); the test bed builds it: tests/testbed/build.sh $SMQ_LINE"
 	exit 0
 fi
 SP=/sys/module/slowdev/parameters

@@ -13,7 +13,7 @@
 CYCLES=${SOFTMQ_DEV_CYCLES:-$(n 6 200)}
 load_softmq || { bad churn-defqdisc "cannot load sch_softmq"; exit 0; }
 if ! load_slowdev; then
-	skip churn-defqdisc "no slowdev module ($(slowdev_ko)): veth and dummy are IFF_NO_QUEUE, they never get the default qdisc"
+	bad churn-defqdisc "no slowdev module ($(slowdev_ko)); the test bed builds it: tests/testbed/build.sh $SMQ_LINE"
 	exit 0
 fi
 old_def=$(sysctl -n net.core.default_qdisc)
