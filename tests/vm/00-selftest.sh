@@ -4,7 +4,8 @@
 #
 # Runs a nested harness over small inner scripts: one clean, one that loads
 # the test-only module warnme (its init WARNs), one that exits non-zero, one
-# that prints no case at all, one that hangs past its timeout.  The outer cases PASS only when the nested
+# that prints no case at all, one that prints an undeclared SKIP, one that
+# hangs past its timeout.  The outer cases PASS only when the nested
 # run judged those inner ones FAIL (with the splat printed) — so the normal
 # suite stays green while the failure paths are exercised on every line.
 { # parsed whole before it runs: editing this file cannot break a running copy
@@ -49,6 +50,9 @@ EOF
 cat > "$dir/inner-silent.sh" <<'EOF'
 exit 0
 EOF
+cat > "$dir/inner-skip.sh" <<'EOF'
+echo "SKIP selftest-probe-undeclared: a reason tests/vm/skips does not list"
+EOF
 cat > "$dir/inner-hang.sh" <<'EOF'
 echo "SKIP inner-hang: about to hang"
 sleep 600
@@ -58,15 +62,15 @@ EOF
 # on the sanitizer kernels under TCG) and still end inner-hang.sh's sleep.
 case "${SOFTMQ_LINE:-}" in *-kasan|*-kcsan) inner_to=20;; *) inner_to=3;; esac
 out=$("$H" --results "$dir/res" --timeout $inner_to "$dir/inner-ok.sh" "$dir/inner-warn.sh" \
-	"$dir/inner-exit.sh" "$dir/inner-silent.sh" "$dir/inner-hang.sh" 2>&1)
+	"$dir/inner-exit.sh" "$dir/inner-silent.sh" "$dir/inner-skip.sh" "$dir/inner-hang.sh" 2>&1)
 rc=$?
 echo "nested harness output (rc=$rc):"
 printf '%s\n' "$out" | sed 's/^/  | /'
 
 last=$(printf '%s\n' "$out" | tail -n 1)
 check selftest-nested-exit-status "nested run exited $rc, want non-zero" test "$rc" -ne 0
-check selftest-nested-summary "nested summary is '$last', want '3 passed, 4 failed, 1 skipped'" \
-	test "$last" = "3 passed, 4 failed, 1 skipped"
+check selftest-nested-summary "nested summary is '$last', want '3 passed, 5 failed, 1 skipped'" \
+	test "$last" = "3 passed, 5 failed, 1 skipped"
 check selftest-clean-script-passes "the clean inner script did not pass" \
 	bash -c '! grep -q "^FAIL inner-ok" <<<"$1" && grep -q "^PASS inner-ok$" <<<"$1"' _ "$out"
 check selftest-warn-splat-fails "a WARN in the kernel log did not fail its script" \
@@ -77,10 +81,12 @@ check selftest-exit-status-fails "a non-zero exit was not counted as a failure" 
 	grep -q '^FAIL inner-exit.sh: exited with status 3$' <<<"$out"
 check selftest-silent-script-fails "a script that reported no case was not failed" \
 	grep -q '^FAIL inner-silent.sh: reported no cases (exit status 0)$' <<<"$out"
+check selftest-undeclared-skip-fails "a SKIP tests/vm/skips does not declare was not failed" \
+	grep -q '^FAIL selftest-probe-undeclared: undeclared SKIP' <<<"$out"
 check selftest-timeout-fails "a hung script was not failed by its timeout" \
 	grep -q "^FAIL inner-hang.sh: timed out after ${inner_to}s\$" <<<"$out"
 check selftest-splat-attributed "the splat was blamed on the wrong script" \
-	bash -c '! grep -qE "^FAIL inner-(ok|exit|silent|hang).sh: kernel splat" <<<"$1"' _ "$out"
+	bash -c '! grep -qE "^FAIL inner-(ok|exit|silent|skip|hang).sh: kernel splat" <<<"$1"' _ "$out"
 
 # 3. On a sanitizer line, the sanitizer's own report: proves it is on,
 # instruments out-of-tree modules (softmq is built the same way) and that
