@@ -251,6 +251,10 @@ for line in "${LINES[@]}"; do
 	if [ "$line" = "$DEMO_LINE" ] && touched '^(tests/demo\.sh|tests/testbed/|tests/vm/lib\.sh|src/|include/)'; then
 		host_suite demo "$REPO/tests/demo.sh" --no-prepare "$line"
 	fi
+	# the test bed's own guards (a run that did not run must fail)
+	if [ "$line" = "$DEMO_LINE" ] && touched '^(tests/check\.sh|tests/testbed/|tests/vm/(plan\.sh|skips|quick-plan))'; then
+		host_suite testbed-selftest "$TB_DIR/selftest.sh" "$line"
+	fi
 done
 
 echo "== summary ($(( $(now) - T0 ))s)"

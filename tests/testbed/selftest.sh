@@ -1,0 +1,93 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The test bed's guards against a run that did not run, from the host (the
+# guest side is tests/vm/00-selftest.sh):
+#
+#   tests/testbed/selftest.sh LINE     (the line fetched and built)
+#
+#  1. one boot of sabotage scripts: one that prints nothing, one that
+#     prints a SKIP tests/vm/skips does not declare, one that kills the
+#     harness mid-run, and one after it that therefore never runs: vm.sh
+#     must exit non-zero with a FAIL naming each;
+#  2. a build that fails: make check-quick on a copy of the tree whose
+#     source does not compile must exit non-zero, say which build failed,
+#     and boot nothing.
+# Prints PASS/FAIL lines and "N passed, N failed"; exits 1 on a failure.
+{ # parsed whole before it runs: editing this file cannot break a running copy
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+LINE=${1:?usage: selftest.sh LINE}
+np=0 nf=0
+pass() { echo "PASS $1"; np=$((np + 1)); }
+fail() { echo "FAIL $1: $2"; nf=$((nf + 1)); }
+# expect NAME WHAT FILE REGEX: FILE has a line matching REGEX
+expect() {
+	if grep -qE "$4" "$3"; then pass "$1"; else fail "$1" "$2 (log: ${3#"$REPO"/})"; fi
+}
+W=$REPO/build/selftest
+rm -rf "$W"; mkdir -p "$W/vm"
+
+# ---------------------------------------------------------------- 1. vm.sh
+cat > "$W/vm/1-silent.sh" <<'EOF'
+exit 0
+EOF
+cat > "$W/vm/2-skip.sh" <<'EOF'
+echo "PASS sabotage-before-skip"
+echo "SKIP sabotage-undeclared: no reason anyone agreed to"
+EOF
+cat > "$W/vm/3-kill.sh" <<'EOF'
+echo "PASS sabotage-before-kill"
+# the harness is our parent's parent (timeout runs us)
+kill -9 "$(ps -o ppid= -p "$PPID" | tr -d ' ')"
+sleep 5
+EOF
+cat > "$W/vm/4-after.sh" <<'EOF'
+echo "PASS sabotage-after-kill"
+EOF
+log=$W/vm.log
+"$TB_DIR/vm.sh" --kernel "$LINE" --no-prepare --no-retry --results "$W/results" \
+	"$W/vm/1-silent.sh" "$W/vm/2-skip.sh" "$W/vm/3-kill.sh" "$W/vm/4-after.sh" > "$log" 2>&1
+rc=$?
+if [ $rc -ne 0 ]; then pass selftest-vm-exit-status
+else fail selftest-vm-exit-status "vm.sh exited 0 on a sabotaged run (log: ${log#"$REPO"/})"; fi
+expect selftest-vm-silent-script "a script that printed nothing was not failed" "$log" \
+	'^FAIL 1-silent.sh: reported no cases'
+expect selftest-vm-undeclared-skip "an undeclared SKIP was not failed" "$log" \
+	'^FAIL sabotage-undeclared: undeclared SKIP'
+expect selftest-vm-harness-killed "a harness killed mid-run was not failed" "$log" \
+	"^FAIL vm-$LINE-harness: the harness ended .*without writing its summary"
+expect selftest-vm-not-run "the script after the kill was not named as never run" "$log" \
+	"^FAIL vm-$LINE-scripts: 1 selected script\\(s\\) never ran: 4-after.sh"
+if grep -q '^PASS sabotage-after-kill' "$log"; then
+	fail selftest-vm-kill-worked "the script after the kill ran: the sabotage did not sabotage"
+else
+	pass selftest-vm-kill-worked
+fi
+
+# ---------------------------------------------------------------- 2. build
+# Outside the checkout (git must not find this repository above the copy:
+# with no git, check-quick's "touched" finds nothing and runs no host suite).
+tmp=$(mktemp -d /tmp/softmq-selftest.XXXXXX)
+tree=$tmp/tree
+mkdir -p "$tree"
+git -C "$REPO" ls-files -z | (cd "$REPO" && xargs -0 tar -c) | tar -x -C "$tree"
+echo '#error "sabotage: this tree must not build"' >> "$tree/src/sch_softmq.c"
+log=$W/check-quick.log
+GIT_CEILING_DIRECTORIES=$tmp SOFTMQ_CACHE=$CACHE "$tree/tests/check.sh" --quick "$LINE" > "$log" 2>&1
+rc=$?
+if [ $rc -ne 0 ]; then pass selftest-build-exit-status
+else fail selftest-build-exit-status "check-quick exited 0 on a tree that cannot build (log: ${log#"$REPO"/})"; fi
+expect selftest-build-named "the failed build was not named" "$log" "^FAIL build-$LINE-softmq: make failed"
+expect selftest-build-no-boot "the VM was not refused after the failed build" "$log" \
+	"^FAIL vm-$LINE: not booted, the build failed"
+if grep -q 'guest ready' "$log"; then
+	fail selftest-build-booted "a VM booted after the build failed"
+else
+	pass selftest-build-booted
+fi
+rm -rf "$tmp"
+
+echo "$np passed, $nf failed"
+[ $nf -eq 0 ]
+exit
+}
