@@ -46,9 +46,9 @@ SID_ROOT=$CACHE/sid-chroot
 # (make demo needs no more; debootstrap only for the sid-built 7.x lines).
 BOOT_PKGS="qemu-system-x86 busybox-static dwarves kmod cpio xz-utils zstd
 gzip gcc gcc-12 make libc6-dev libelf1 libssl3 iproute2 util-linux procps
-debian-archive-keyring dpkg-dev"
-HOST_PKGS="$BOOT_PKGS debootstrap python3 ethtool iperf3 tcpdump
-python3-pyroute2 jq groff-base"
+iputils-ping python3 debian-archive-keyring dpkg-dev"
+HOST_PKGS="$BOOT_PKGS debootstrap ethtool iperf3 tcpdump python3-pyroute2
+jq groff-base"
 
 # demo_host_pkgs LINE: what make demo on LINE needs on the host.
 demo_host_pkgs() {
