@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""Check that the code quoted in model/softmq.pml still says what it quotes.
+"""Check that the code quoted in model/*.pml still says what it quotes.
 
   /* H:nnn text */   text must be on line nnn of include/softmq_ring.h
   /* H: text */      text must be somewhere in include/softmq_ring.h
@@ -12,41 +12,46 @@ import os, re, sys
 
 here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.normpath(os.path.join(here, '..', '..'))
-model = os.path.join(here, 'model', 'softmq.pml')
+models = [os.path.join(here, 'model', f) for f in ('softmq.pml', 'rwc.pml')]
 hdr = os.path.join(root, 'include', 'softmq_ring.h')
 qdisc = os.path.join(root, 'src', 'sch_softmq.c')
 fix = '--fix' in sys.argv
 
 norm = lambda s: ' '.join(s.split())
 pat = re.compile(r'/\*\s*([HQ]):(\d*)\s+(.*?)\s*\*/')
-text = open(model).read()
 hlines = [norm(l) for l in open(hdr).read().split('\n')]
 qtext = norm(open(qdisc).read()) if os.path.exists(qdisc) else None
 
-bad, nh, nq, moved = [], 0, 0, {}
-for m in pat.finditer(text):
-    kind, num, quote = m.group(1), m.group(2), norm(m.group(3))
-    if kind == 'Q':
-        nq += 1
-        if qtext is not None and quote not in qtext:
-            bad.append('Q: %r not in src/sch_softmq.c' % quote)
+bad, nh, nq = [], 0, 0
+for model in models:
+    if not os.path.exists(model):
         continue
-    nh += 1
-    where = [i + 1 for i, l in enumerate(hlines) if quote in l]
-    if not where:
-        bad.append('H:%s %r not in include/softmq_ring.h' % (num, quote))
-    elif num and int(num) not in where:
-        if fix and len(where) == 1:
-            moved[m.start()] = (m.group(0), m.group(0).replace('H:' + num, 'H:%d' % where[0], 1))
-        else:
-            bad.append('H:%s %r is now at line %s (make -C tests/ring model-map-fix)'
-                       % (num, quote, ','.join(map(str, where))))
-if moved:
-    for start in sorted(moved, reverse=True):
-        old, new = moved[start]
-        text = text[:start] + new + text[start + len(old):]
-    open(model, 'w').write(text)
-    print('# model-map: renumbered %d H: quotes' % len(moved))
+    name = os.path.basename(model)
+    text = open(model).read()
+    moved = {}
+    for m in pat.finditer(text):
+        kind, num, quote = m.group(1), m.group(2), norm(m.group(3))
+        if kind == 'Q':
+            nq += 1
+            if qtext is not None and quote not in qtext:
+                bad.append('%s: Q: %r not in src/sch_softmq.c' % (name, quote))
+            continue
+        nh += 1
+        where = [i + 1 for i, l in enumerate(hlines) if quote in l]
+        if not where:
+            bad.append('%s: H:%s %r not in include/softmq_ring.h' % (name, num, quote))
+        elif num and int(num) not in where:
+            if fix and len(where) == 1:
+                moved[m.start()] = (m.group(0), m.group(0).replace('H:' + num, 'H:%d' % where[0], 1))
+            else:
+                bad.append('%s: H:%s %r is now at line %s (make -C tests/ring model-map-fix)'
+                           % (name, num, quote, ','.join(map(str, where))))
+    if moved:
+        for start in sorted(moved, reverse=True):
+            old, new = moved[start]
+            text = text[:start] + new + text[start + len(old):]
+        open(model, 'w').write(text)
+        print('# model-map: renumbered %d H: quotes in %s' % (len(moved), name))
 for b in bad:
     print('#   ' + b)
 if bad:

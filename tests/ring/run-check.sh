@@ -80,14 +80,16 @@ asan() {
 	UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1" "$@"
 }
 
-# model NAME EXPECT DEFINES: one exhaustive spin run of model/softmq.pml.
+# model NAME EXPECT DEFINES [FILE]: one exhaustive spin run of model/FILE
+# (default softmq.pml).
 # EXPECT ok: no error and a complete search; violation: spin must find one.
 model() {
-	local name=$1 expect=$2 defs=$3 dir=$OUT/model/$1 errs states secs why
+	local name=$1 expect=$2 defs=$3 pml=${4:-softmq.pml} dir=$OUT/model/$1
+	local errs states secs why
 	rm -rf "$dir"
 	mkdir -p "$dir"
-	cp model/softmq.pml "$dir/"
-	if ! (cd "$dir" && spin -a $defs softmq.pml >spin.log 2>&1 &&
+	cp "model/$pml" "$dir/"
+	if ! (cd "$dir" && spin -a $defs "$pml" >spin.log 2>&1 &&
 	      gcc -O2 -w -DSAFETY -DCOLLAPSE -DMEMLIM="${MODEL_MEMLIM:-2048}" -o pan pan.c \
 		>>spin.log 2>&1); then
 		fail "model $name: spin/pan build failed"
@@ -105,7 +107,7 @@ model() {
 	elif [ "$expect" = ok ]; then
 		if [ "$errs" -ne 0 ]; then
 			fail "model $name ($defs): $why"
-			echo "    trail: cd $dir && spin -t -p $defs softmq.pml"
+			echo "    trail: cd $dir && spin -t -p $defs $pml"
 		elif grep -qE 'reached -DMEMLIM bound|max search depth too small' \
 			"$dir/pan.out"; then
 			fail "model $name ($defs): search incomplete (memory/depth bound)"
@@ -128,6 +130,7 @@ if [ "${1:-}" = --model-deep ]; then
 	model deep-any-ring-cursor-3p ok "-DNP=3 -DK=1 -DANY_RING -DANY_CURSOR"
 	model deep-any-ring-3p-d1-q1 ok "-DNP=3 -DK=1 -DDEPTH=1 -DQUOTA=1 -DANY_RING"
 	model deep-stall-map1-3p ok "-DMAXSTALL=1 -DRING_MAP=1 -DNP=3 -DK=1 -DDEPTH=1"
+	model deep-control-lock ok "-DCONTROL_LOCK"
 	summary
 fi
 
@@ -162,6 +165,15 @@ model own-rings ok "-DRING_MAP=2 -DDEPTH=1 -DQUOTA=1"
 model any-cursor ok "-DANY_CURSOR"
 model stall ok "-DMAXSTALL=1"
 model stall-3p ok "-DMAXSTALL=1 -DNP=3 -DK=1 -DDEPTH=1"
+# change()/reap holding the seqlock (softmq_consumer_unlock()).
+model control-lock ok "-DCONTROL_LOCK -DNCTL=2 -DK=1"
+model control-lock-one-ring ok "-DCONTROL_LOCK -DNCTL=2 -DK=1 -DRING_MAP=1"
+model control-lock-quota ok "-DCONTROL_LOCK -DNCTL=2 -DK=1 -DDEPTH=1 -DQUOTA=1"
+model control-lock-stall ok "-DCONTROL_LOCK -DNCTL=2 -DK=1 -DMAXSTALL=1"
+# softmq_ring_seen()'s barrier under a non-multi-copy-atomic memory model
+# (model/rwc.pml); SC and MCA cannot show the mutant's reorder.
+model rwc ok "" rwc.pml
+model rwc-mca ok "-DMCA" rwc.pml
 # Mutants: spin must report each.
 model mut-no-rescan violation "-DMUT_NO_RESCAN"
 model mut-no-clear violation "-DMUT_NO_CLEAR"
@@ -169,6 +181,12 @@ model mut-retire-order violation "-DMUT_RETIRE_ORDER"
 model mut-retire-noset violation "-DMUT_RETIRE_NOSET"
 model mut-no-retrylock violation "-DMUT_NO_RETRYLOCK -DNO_CLEAN_END"
 model mut-hint-no-rescan violation "-DMUT_HINT_NO_RESCAN"
+model mut-control-no-missed violation "-DCONTROL_LOCK -DNCTL=2 -DK=1 -DMUT_CONTROL_NO_MISSED"
+model mut-rwc-no-seen-mb violation "-DMUT_NO_SEEN_MB" rwc.pml
+model mut-rwc-no-retire-mb violation "-DMUT_NO_RETIRE_MB" rwc.pml
+# No error expected: with multi-copy-atomic stores (x86-TSO is such a model)
+# the mutant cannot reorder; rwc.pml's claim that only POWER-like CPUs can.
+model rwc-mca-no-seen-mb ok "-DMCA -DMUT_NO_SEEN_MB" rwc.pml
 # A known limit of the kernel's qdisc_run_begin(), not of softmq: a producer
 # stopped between test_and_set_bit(MISSED) and its second trylock delays all
 # rings.  Kept so that the model's P4 claim stays honest.

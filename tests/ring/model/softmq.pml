@@ -11,6 +11,12 @@
  *   nondeterministically, every map at once, much larger).
  *   One consumer at a time: whoever wins the seqlock in qdisc_run_begin(),
  *   a producer or the "softirq" process (net_tx_action) after a reschedule.
+ *   -DCONTROL_LOCK: a "control" process, softmq_change() and its
+ *   softmq_reap()s, takes the seqlock NCTL times (default 1) with
+ *   spin_lock_bh(), holds it without touching the rings, and leaves it
+ *   through softmq_consumer_unlock(): unlock, smp_mb(), reschedule if
+ *   MISSED is set, as qdisc_run_end() does.  A qdisc_run_begin() that loses
+ *   the trylock to it sets MISSED and returns, counting on exactly that.
  *
  * Step granularity and the line map
  *   One Promela step = one indivisible access to shared memory, with the
@@ -39,8 +45,9 @@
  *      the ring and position it was claimed at; a publish never overwrites a
  *      slot that still holds an item;
  *   P2 per-producer FIFO per ring (a flow maps to one ring);
- *   P3 no stuck item: once every producer has finished (or stopped, P4)
- *      and no consumer run is going on or pending, every item pushed by a
+ *   P3 no stuck item: once every producer has finished (or stopped, P4),
+ *      the control process (if any) is through, and no consumer run is
+ *      going on or pending, every item pushed by a
  *      producer that did not stop has been delivered; with no stop, every
  *      ring is also empty, idle and unmarked and MISSED/DRAINING are clear;
  *   P4 (-DMAXSTALL=1) a producer stopped forever at any step of its push or
@@ -65,7 +72,9 @@
  *      shows the delay (make check keeps it as an expected finding);
  *   P5 no livelock: once the producers are done, the softirq runs only a
  *      bounded number of times (a dequeue that leaves MISSED set when it
- *      finds nothing makes qdisc_run_end() reschedule forever).
+ *      finds nothing makes qdisc_run_end() reschedule forever); each lock
+ *      taken by the control process may add one run (a softirq that lost
+ *      the trylock to it).
  *   pan also reports any deadlock (a process blocked outside an end state).
  *
  * Mutants (make check requires spin to report an error for each)
@@ -75,6 +84,15 @@
  *   MUT_RETIRE_NOSET  retire does not re-mark the ring when its cmpxchg fails
  *   MUT_NO_RETRYLOCK  qdisc_run_begin() does not retry the lock after MISSED
  *   MUT_HINT_NO_RESCAN the consumer clears a band hint without looking again
+ *   MUT_CONTROL_NO_MISSED (with CONTROL_LOCK) the control process leaves the
+ *                     lock with a plain spin_unlock_bh(), MISSED not looked
+ *                     at (softmq_reap() before softmq_consumer_unlock()): a
+ *                     producer that lost the trylock to it has its item
+ *                     stuck (P3)
+ *
+ * tests/ring/model/rwc.pml, a separate small model, checks the producer's
+ * softmq_ring_seen() barrier under a non-multi-copy-atomic memory model
+ * (the RWC pattern that sequential consistency here cannot show).
  *
  * Simplifications (over-approximations, or irrelevant to P1-P5)
  *   - one band, DRR credit not modelled (it only delays a ring by one visit);
@@ -86,9 +104,10 @@
  *   - one softirq process: a reschedule raised while it runs is served when
  *     it loops back; a second CPU's net_tx_action would only find the seqlock
  *     taken and set MISSED, which the producers' qdisc_run already does;
- *   - no TCQ_F_CAN_BYPASS path, no change()/old-table draining; so not the
- *     enqueue's re-mark/re-note of a ring whose waker has not marked or
- *     noted it yet either (it guards the bypass path's order);
+ *   - no TCQ_F_CAN_BYPASS path, no old-table draining (change() only as
+ *     the lock holder above, -DCONTROL_LOCK); so not the enqueue's
+ *     re-mark/re-note of a ring whose waker has not marked or noted it yet
+ *     either (it guards the bypass path's order: rwc.pml);
  *   - the band hint is this band's bit: the other bands' bits are other
  *     words' worth of the same protocol.
  *
@@ -104,8 +123,13 @@
  *   any-cursor     ANY_CURSOR                                1.4M
  *   stall          MAXSTALL=1                                3.7M
  *   stall-3p       MAXSTALL=1 NP=3 K=1 DEPTH=1               6.1M
- * about 25 s in all.  make -C tests/ring model-deep runs ANY_RING variants
- * (26-44M states, up to 2.5 GB).  NP=3 K=2 does not fit in 3 GB.
+ *   control-lock   CONTROL_LOCK NCTL=2 K=1                   1.0M
+ *   control-lock-one-ring  the same, RING_MAP=1              1.9M
+ *   control-lock-quota     the same, DEPTH=1 QUOTA=1         0.9M
+ *   control-lock-stall     the same, MAXSTALL=1              1.9M
+ * about 30 s in all.  make -C tests/ring model-deep runs ANY_RING variants
+ * (26-44M states, up to 2.5 GB) and CONTROL_LOCK with K=2 (20M, 1 GB).
+ * NP=3 K=2 does not fit in 3 GB, nor CONTROL_LOCK NP=3 K=1 in 2 GB.
  * MUT_NO_RETRYLOCK runs with -DNO_CLEAN_END: with the clean-end check on,
  * spin first reports a MISSED bit left set at rest; without it, the lost
  * item itself.
@@ -129,10 +153,17 @@
 #ifndef MAXSTALL
 #define MAXSTALL 0		/* producers that may stop forever (P4) */
 #endif
+#ifdef CONTROL_LOCK
+#ifndef NCTL
+#define NCTL	1		/* times change() takes the consumer lock */
+#endif
+#else
+#define NCTL	0
+#endif
 
 #define MASK	 (DEPTH - 1)
 #define NITEMS	 (NP * K)
-#define MAXSCHED (NITEMS + 2)	/* P5: see the softirq process */
+#define MAXSCHED (NITEMS + 2 + NCTL)	/* P5: see the softirq process */
 #define NOPOS	 255
 #ifndef RING_MAP
 #define RING_MAP 0
@@ -170,6 +201,7 @@ byte lastseq[NP * NR];		/* P2 */
 bit  stalled[NP];
 byte nstalled;
 byte ndone;
+bit  ctldone;			/* the control process is through (or absent) */
 byte blocked_from[NR];		/* P4: first position behind a stopped producer */
 
 /* Consumer locals, in every process that can become the consumer. */
@@ -602,13 +634,53 @@ stop:
 	false
 }
 
+#ifdef CONTROL_LOCK
+/*
+ * softmq_change() (RTNL, process context): softmq_reap() and the table swap
+ * take the consumer lock, NCTL times in all, and leave it through
+ * softmq_consumer_unlock().  What they do under the lock (q->spent,
+ * q->draining, the table pointer) touches no ring, mark, hint or state bit
+ * the model has, so here the lock is only held.  A producer's or the
+ * softirq's qdisc_run_begin() that loses the trylock to it sets MISSED and
+ * returns, as it would against a consumer.
+ */
+proctype control()
+{
+	byte n;
+
+	do
+	:: n < NCTL ->
+		atomic { !locked -> locked = 1 };	/* Q: spin_lock_bh(lock); */
+		locked = 0;			/* Q: spin_unlock_bh(lock); */
+#ifndef MUT_CONTROL_NO_MISSED
+		/* Q: if (!(sch->flags & TCQ_F_NOLOCK)) */
+		/* (NOLOCK: the lock is the seqlock; the model's case) */
+		/* Q: smp_mb(); */
+		/* under SC: MISSED is read after the unlock, as in run_end */
+		atomic {			/* Q: if (test_bit(__QDISC_STATE_MISSED, &sch->state)) */
+			if
+			:: missed -> sched = 1	/* Q: __netif_schedule(sch); */
+			:: else -> skip
+			fi
+		};
+#else
+		/* mutant: a plain spin_unlock_bh(), MISSED not looked at */
+#endif
+		n++
+	:: else -> break
+	od;
+	ctldone = 1
+}
+#endif
+
 /* P3, P4: checked once everything has come to rest. */
 active proctype monitor()
 {
 	byte i;
 
 	atomic {
-		(ndone + nstalled == NP && !sched && !in_softirq && !locked) ->
+		(ndone + nstalled == NP && ctldone && !sched && !in_softirq &&
+		 !locked) ->
 		do
 		:: i < NITEMS ->
 			i++;
@@ -656,6 +728,11 @@ init
 		:: i < NP -> run producer(i); i++
 		:: else -> break
 		od;
+#ifdef CONTROL_LOCK
+		run control();
+#else
+		ctldone = 1;
+#endif
 		i = 0
 	}
 }
