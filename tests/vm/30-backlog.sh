@@ -274,9 +274,9 @@ queued_then() {   # queued_then KEY WHAT
 		# meet the noop qdisc, counted by clsact but not by softmq
 		stop_backlog
 		enq=$(egress_count ina sd0)
-		ina ip link set sd0 carrier off
 		local i v=-1 pk dr dr0
 		dr0=$(ina $SMQ get sd0 stats.drops)
+		ina ip link set sd0 carrier off
 		for i in $(seq 40); do
 			v=$(ina $SMQ get sd0 stats.qlen); [ "$v" = 0 ] && break; sleep 0.1
 		done
