@@ -729,6 +729,7 @@ static spinlock_t *softmq_consumer_lock(struct Qdisc *sch)
  * packet pushed while change() held the lock waits for the next transmit.
  */
 static void softmq_consumer_unlock(struct Qdisc *sch, spinlock_t *lock)
+	__releases(lock)
 {
 	spin_unlock_bh(lock);
 	if (!(sch->flags & TCQ_F_NOLOCK))

@@ -43,12 +43,13 @@ else
 		"$cp_pl" --strict --no-tree --terse --show-types -f "$f" > "$log" 2>&1
 		rc=$?
 		bad=$(grep -E ': (ERROR|WARNING|CHECK):' "$log" | grep -Ev "$KNOWN_CAMEL")
-		# exit 1 is "found something" (the known CamelCase included);
-		# anything else, or no closing total, is checkpatch not running
-		if { [ $rc != 0 ] && [ $rc != 1 ]; } || ! grep -q '^total: [0-9]* errors' "$log"; then
+		# --terse: exit 0 and no output is a clean file; exit 1 is
+		# "found something" (the known CamelCase included) and ends with
+		# its total line; anything else is checkpatch not running
+		if [ $rc = 0 ] && [ -s "$log" ] && ! grep -q '^total: 0 errors, 0 warnings' "$log"; then
+			fail "checkpatch-$f" "checkpatch.pl exited 0 but printed: $(head -n 2 "$log" | tr '\n' ' ')"
+		elif [ $rc != 0 ] && { [ $rc != 1 ] || ! grep -q '^total: [0-9]* errors' "$log"; }; then
 			fail "checkpatch-$f" "checkpatch.pl exited $rc without its total line: $(tail -n 2 "$log" | tr '\n' ' ')"
-		elif [ $rc = 1 ] && [ -z "$bad" ] && ! grep -qE "$KNOWN_CAMEL" "$log"; then
-			fail "checkpatch-$f" "checkpatch.pl exited 1 but reported nothing: $(tail -n 2 "$log" | tr '\n' ' ')"
 		elif [ -n "$bad" ]; then
 			fail "checkpatch-$f" "$(echo "$bad" | head -n 3 | tr '\n' ' ')(log: ${log#"$REPO"/})"
 		else
