@@ -125,6 +125,22 @@ case_line() {   # print, record and count one case line
 RUNTOK="$$.run.$(date +%s%N)"
 kmsg "begin $RUNTOK harness"
 
+# scan_window TOKEN WHERE FILE CASE: scan the kernel log of TOKEN's window
+# (SOFTMQ_KMSG_FILTER: a line's filter, e.g. KCSAN reports not involving
+# softmq dropped, tests/debugkernel/kcsan-filter.awk); a splat is printed,
+# kept in $RESULTS/FILE.splat and counted as "FAIL CASE: <first line>".
+scan_window() {
+	local splat first
+	# shellcheck disable=SC2086
+	splat=$(kmsg_window "$1" | ${SOFTMQ_KMSG_FILTER:-cat} | splat_scan)
+	[ -n "$splat" ] || return 0
+	echo "kernel log splat $2:"
+	echo "$splat"
+	echo "$splat" > "$RESULTS/$3.splat"
+	first=$(echo "$splat" | grep -E "$SPLAT_RE" | head -n 1 | sed 's/^    | //; s/^\[ *[0-9.]*\] //')
+	case_line "FAIL $4: $first"
+}
+
 for script in "$@"; do
 	seq=$((seq + 1))
 	name=$(basename "$script")
@@ -189,19 +205,7 @@ for script in "$@"; do
 	elif [ "$rc" != 0 ]; then
 		case_line "FAIL $name: exited with status $rc"
 	fi
-	if [ $can_scan = 1 ]; then
-		# SOFTMQ_KMSG_FILTER: a line's filter (KCSAN: drop reports not
-		# involving softmq, see tests/debugkernel/kcsan-filter.awk)
-		# shellcheck disable=SC2086
-		splat=$(kmsg_window "$token" | ${SOFTMQ_KMSG_FILTER:-cat} | splat_scan)
-		if [ -n "$splat" ]; then
-			echo "kernel log splat during $name:"
-			echo "$splat"
-			echo "$splat" > "$RESULTS/$base.splat"
-			first=$(echo "$splat" | grep -E "$SPLAT_RE" | head -n 1 | sed 's/^    | //; s/^\[ *[0-9.]*\] //')
-			case_line "FAIL $name: kernel splat: $first"
-		fi
-	fi
+	[ $can_scan = 1 ] && scan_window "$token" "during $name" "$base" "$name: kernel splat"
 	# A script that ran and reported nothing tested nothing.
 	if [ $((npass + nfail + nskip - p0 - f0 - s0)) = 0 ]; then
 		case_line "FAIL $name: reported no cases (exit status $rc)"
@@ -214,15 +218,8 @@ if [ $can_scan = 1 ] && ! dmesg | grep -q "softmq-harness: begin $RUNTOK "; then
 	# vm.sh boots with log_buf_len=8M, which holds a whole run
 	case_line "FAIL harness-kernel-log: the run's start marker left the kernel log buffer; cannot scan between the scripts"
 elif [ $can_scan = 1 ]; then
-	# shellcheck disable=SC2086
-	splat=$(kmsg_window "$RUNTOK" | ${SOFTMQ_KMSG_FILTER:-cat} | splat_scan)
-	if [ -n "$splat" ]; then
-		echo "kernel log splat outside every script's window:"
-		echo "$splat"
-		echo "$splat" > "$RESULTS/between-scripts.splat"
-		first=$(echo "$splat" | grep -E "$SPLAT_RE" | head -n 1 | sed 's/^    | //; s/^\[ *[0-9.]*\] //')
-		case_line "FAIL harness-kernel-log: kernel splat between or after the scripts: $first"
-	fi
+	scan_window "$RUNTOK" "outside every script's window" between-scripts \
+		"harness-kernel-log: kernel splat between or after the scripts"
 fi
 
 echo "passed=$npass failed=$nfail skipped=$nskip" > "$RESULTS/summary"

@@ -44,69 +44,54 @@ bads+=("flows 131072" "flows 100" "flows 65537" "depth 8192" "depth 3" "depth 40
 sysctl -qw net.ipv6.conf.$D.disable_ipv6=1
 state() { tc -s -d qdisc show dev $D; }
 
+# refuse_all NAME WANT_RC MODES CMD ARGS...: every ARGS (one string of
+# option words) as each mode in MODES, through "CMD MODE ARGS" (CMD ends
+# where the mode goes: "tc qdisc", or smq.py); each must exit WANT_RC with
+# a message and leave the kernel's state as it was.  One case for them all,
+# a FAIL per one that was not refused.
+refuse_all() {
+	local name=$1 want=$2 modes=$3 cmd=$4 mode args before after out rc why n_ok=0 n_bad=0
+	shift 4
+	for mode in $modes; do
+		tc qdisc del dev $D root 2>/dev/null
+		[ "$mode" != add ] && tc qdisc add dev $D root softmq flows 128 depth 16 quantum 700
+		after=$(state)
+		for args in "$@"; do
+			before=$after
+			out=$(eval "$cmd $mode $args" 2>&1 >/dev/null)
+			rc=$?
+			after=$(state)
+			why=""
+			[ $rc = "$want" ] || why="exit status $rc (want $want)"
+			[ -n "$out" ] || why="$why, no error message"
+			[ "$before" = "$after" ] || why="$why, kernel state changed: [$before] -> [$after]"
+			if [ -n "$why" ]; then
+				bad "$name-$mode-$(echo "$args" | tr -c 'a-zA-Z0-9\n-' '_')" "$cmd $mode ... $args: ${why#, } (output: $(echo "$out" | head -n 2 | tr '\n' ' '))"
+				n_bad=$((n_bad + 1))
+			else
+				n_ok=$((n_ok + 1))
+			fi
+		done
+	done
+	note "$name: $n_ok of $((n_ok + n_bad)) refused with exit $want and no kernel change"
+	[ $n_bad = 0 ] && ok "$name-all-$((n_ok + n_bad))"
+}
+
 # Normal suite: every variant as change (softmq attached) and as add; the
-# full run (SOFTMQ_FULL=1) also as replace.
+# full run (SOFTMQ_FULL=1) also as replace.  tc prints its errors on
+# stderr and exits 1.
 modes="add change"
 [ "$FULL" = 1 ] && modes="add change replace"
-n_ok=0 n_bad=0
-for mode in $modes; do
-	tc qdisc del dev $D root 2>/dev/null
-	[ $mode != add ] && tc qdisc add dev $D root softmq flows 128 depth 16 quantum 700
-	after=$(state)
-	for args in "${bads[@]}"; do
-		before=$after
-		# shellcheck disable=SC2086
-		out=$(eval tc qdisc $mode dev $D root softmq $args 2>&1)
-		rc=$?
-		after=$(state)
-		why=""
-		[ $rc = 1 ] || why="exit status $rc (want 1)"
-		[ -n "$out" ] || why="$why, no error message"
-		[ "$before" = "$after" ] || why="$why, kernel state changed: [$before] -> [$after]"
-		if [ -n "$why" ]; then
-			bad "tc-badinput-$mode-$(echo "$args" | tr -c 'a-zA-Z0-9\n-' '_')" "tc qdisc $mode ... softmq $args: ${why#, } (output: $(echo "$out" | head -n 2 | tr '\n' ' '))"
-			n_bad=$((n_bad + 1))
-		else
-			n_ok=$((n_ok + 1))
-		fi
-	done
-done
-note "tc bad input: $n_ok of $((n_ok + n_bad)) commands refused with exit 1 and no kernel change"
-[ $n_bad = 0 ] && ok tc-badinput-all-$((n_ok + n_bad))
+refuse_all tc-badinput 1 "$modes" "tc qdisc" "${bads[@]/#/dev $D root softmq }"
 
 # tc refuses all of the above before sending anything, so the kernel never
 # saw them.  The out-of-range values and malformed attributes go to the
-# kernel too, raw (smq.py: no parser in between): each refused with an
-# errno and an extack message, the kernel's state unchanged.
-SMQ="$PY $SOFTMQ_REPO/tests/vm/lib/smq.py"
+# kernel too, raw (smq.py: no parser in between; exit 2 is the kernel's
+# refusal, with the errno and the extack message).
 raws=("flows 131072" "flows 100" "flows 65537" "flows 0" "depth 8192" "depth 3"
 	"depth 4097" "depth 0" "quantum 63" "quantum 1048577" "quantum 0" "bands 2"
 	"bands 4" "bands 0" "key 2" "key 4294967295" "flows 65536 depth 4096"
 	"attr 1:u16:64" "attr 1:u64:64" "attr 2:str:16" "attr 99:u32:1")
-r_ok=0 r_bad=0
-for mode in add change; do
-	tc qdisc del dev $D root 2>/dev/null
-	[ $mode = change ] && tc qdisc add dev $D root softmq flows 128 depth 16 quantum 700
-	after=$(state)
-	for args in "${raws[@]}"; do
-		before=$after
-		# shellcheck disable=SC2086
-		out=$($SMQ $mode $D root $args 2>&1 >/dev/null)
-		rc=$?
-		after=$(state)
-		why=""
-		[ $rc = 2 ] || why="exit status $rc (want 2: the kernel refused)"
-		[ -n "$out" ] || why="$why, no errno/extack message"
-		[ "$before" = "$after" ] || why="$why, kernel state changed: [$before] -> [$after]"
-		if [ -n "$why" ]; then
-			bad "tc-badinput-raw-$mode-$(echo "$args" | tr -c 'a-zA-Z0-9\n-' '_')" "smq.py $mode ... $args: ${why#, } (output: $(echo "$out" | head -n 2 | tr '\n' ' '))"
-			r_bad=$((r_bad + 1))
-		else
-			r_ok=$((r_ok + 1))
-		fi
-	done
-done
-note "raw bad input: $r_ok of $((r_ok + r_bad)) requests refused by the kernel, state unchanged"
-[ $r_bad = 0 ] && ok tc-badinput-raw-all-$((r_ok + r_bad))
+refuse_all tc-badinput-raw 2 "add change" "$PY $SOFTMQ_REPO/tests/vm/lib/smq.py" "${raws[@]/#/$D root }"
 tc qdisc del dev $D root 2>/dev/null
 exit 0
