@@ -268,6 +268,19 @@ static inline unsigned long softmq_ring_count(const struct softmq_ring *r)
 	       SOFTMQ_RING_POS_MASK;
 }
 
+/*
+ * Any CPU: the ring's occupancy at some instant, give or take the pushes and
+ * pops running meanwhile.  Head is read first: the tail read after it can
+ * only be further on, so the difference never wraps.
+ */
+static inline unsigned long softmq_ring_len(const struct softmq_ring *r)
+{
+	unsigned long head = smq_read_once(r->head);
+
+	return (softmq_ring_pos(smq_tail_read(&r->tail)) - head) &
+	       SOFTMQ_RING_POS_MASK;
+}
+
 /* ---- active marking ------------------------------------------------------ */
 
 /* Producer, after SOFTMQ_PUSH_WOKE.  Ordered after the push by its cmpxchg. */

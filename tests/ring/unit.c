@@ -81,6 +81,7 @@ static void t_init_empty(void **state)
 	assert_int_equal(r->cmask, 7);
 	assert_int_equal(r->credit, 0);
 	assert_int_equal(softmq_ring_count(r), 0);
+	assert_int_equal(softmq_ring_len(r), softmq_ring_count(r));
 	assert_null(softmq_ring_peek(r));
 	assert_null(softmq_ring_pop(r));
 	/* retiring an idle empty ring: true, stays idle, bit stays clear */
@@ -104,6 +105,7 @@ static void t_reinit(void **state)
 	r->credit = 77;
 	softmq_ring_init(r, 4);		/* slots are NULL again: allowed */
 	assert_int_equal(softmq_ring_count(r), 0);
+	assert_int_equal(softmq_ring_len(r), softmq_ring_count(r));
 	assert_int_equal(r->credit, 0);
 	push_expect(r, 9, SOFTMQ_PUSH_WOKE);
 	assert_int_equal(ITEM_N(softmq_ring_pop(r)), 9);
@@ -122,16 +124,19 @@ static void t_fifo_full_peek_count(void **state)
 	for (i = 1; i <= 8; i++) {
 		push_expect(r, i, i == 1 ? SOFTMQ_PUSH_WOKE : SOFTMQ_PUSH_OK);
 		assert_int_equal(softmq_ring_count(r), i);
+		assert_int_equal(softmq_ring_len(r), softmq_ring_count(r));
 	}
 	assert_int_equal(softmq_ring_push(r, ITEM(99), &retries), SOFTMQ_PUSH_FULL);
 	assert_int_equal(retries, 0);
 	assert_int_equal(softmq_ring_count(r), 8);
+	assert_int_equal(softmq_ring_len(r), softmq_ring_count(r));
 	assert_int_equal(softmq_ring_pos(TAIL_LOAD(r)), 8);	/* nothing claimed */
 	for (i = 1; i <= 8; i++) {
 		assert_int_equal(ITEM_N(softmq_ring_peek(r)), i);
 		assert_int_equal(ITEM_N(softmq_ring_peek(r)), i);  /* not consumed */
 		assert_int_equal(ITEM_N(softmq_ring_pop(r)), i);
 		assert_int_equal(softmq_ring_count(r), 8 - i);
+		assert_int_equal(softmq_ring_len(r), softmq_ring_count(r));
 	}
 	assert_null(softmq_ring_peek(r));
 	assert_null(softmq_ring_pop(r));
@@ -183,6 +188,7 @@ static void t_capacity_1(void **state)
 		assert_int_equal(softmq_ring_push(r, ITEM(5000), &retries),
 				 SOFTMQ_PUSH_FULL);
 		assert_int_equal(softmq_ring_count(r), 1);
+		assert_int_equal(softmq_ring_len(r), softmq_ring_count(r));
 		assert_int_equal(ITEM_N(softmq_ring_peek(r)), lap);
 		assert_int_equal(ITEM_N(softmq_ring_pop(r)), lap);
 		assert_null(softmq_ring_pop(r));
@@ -207,6 +213,7 @@ static void t_capacity_4096(void **state)
 							      &retries),
 					     SOFTMQ_PUSH_FULL);
 		assert_int_equal(softmq_ring_count(r), 4096);
+		assert_int_equal(softmq_ring_len(r), softmq_ring_count(r));
 		assert_int_equal(softmq_ring_push(r, ITEM(1), &retries),
 				 SOFTMQ_PUSH_FULL);
 		for (i = 0; i < 4096; i++)
@@ -254,6 +261,7 @@ static void laps_vs_reference(unsigned int depth, unsigned long start,
 			assert_int_equal(ITEM_N(it), ref[rh++ % depth]);
 		} else {		/* peek, count, retire when empty */
 			assert_int_equal(softmq_ring_count(r), rt - rh);
+			assert_int_equal(softmq_ring_len(r), softmq_ring_count(r));
 			if (rt == rh) {
 				assert_null(softmq_ring_peek(r));
 				if (!idle) {
@@ -317,6 +325,7 @@ static void t_wrap_full_exact(void **state)
 		push_expect(r, i, i == 1 ? SOFTMQ_PUSH_WOKE : SOFTMQ_PUSH_OK);
 	assert_int_equal(softmq_ring_pos(TAIL_LOAD(r)), 2);	/* wrapped */
 	assert_int_equal(softmq_ring_count(r), 4);
+	assert_int_equal(softmq_ring_len(r), softmq_ring_count(r));
 	assert_int_equal(softmq_ring_push(r, ITEM(5), &retries), SOFTMQ_PUSH_FULL);
 	for (i = 1; i <= 4; i++)
 		assert_int_equal(ITEM_N(softmq_ring_pop(r)), i);
@@ -382,6 +391,7 @@ static void t_unpublished_head(void **state)
 	push_expect(r, 2, SOFTMQ_PUSH_OK);	/* behind the stalled one */
 	softmq_active_set(map, 0);		/* as the stalled one will */
 	assert_int_equal(softmq_ring_count(r), 2);	/* includes the claim */
+	assert_int_equal(softmq_ring_len(r), softmq_ring_count(r));
 	assert_null(softmq_ring_peek(r));	/* FIFO: nothing skips it */
 	assert_null(softmq_ring_pop(r));
 	/* retire failure case 1: a claimed slot at head -> false, mark kept */
