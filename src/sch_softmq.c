@@ -32,6 +32,7 @@
 #include <linux/module.h>
 #include <linux/netdevice.h>
 #include <linux/percpu.h>
+#include <linux/percpu_counter.h>
 #include <linux/skbuff.h>
 #include <linux/slab.h>
 #include <linux/delay.h>
@@ -46,6 +47,9 @@
 #define SOFTMQ_MAX_BANDS	3
 /* How long change() waits for a previous geometry to drain. */
 #define SOFTMQ_DRAIN_WAIT_MS	100
+/* The largest fold batches of the limit counters (softmq_bound). */
+#define SOFTMQ_PKTS_BATCH_MAX	64
+#define SOFTMQ_MEMORY_BATCH_MAX	(128 << 10)
 
 struct softmq_config {
 	u32	flows;
@@ -53,6 +57,8 @@ struct softmq_config {
 	u32	quantum;
 	u32	bands;
 	u32	key;
+	u32	limit;
+	u32	memory_limit;
 };
 
 /*
@@ -93,12 +99,32 @@ struct softmq_cpu_stats {
 	u64	drops_nomem;
 	u64	push_retries;
 	u64	ring_wakeups;
+	u64	drop_overlimit;
+	u64	drop_overmemory;
+};
+
+/*
+ * One admission bound (limit in packets, or memory_limit in bytes of skb
+ * truesize), counted by a percpu_counter: a producer adds to its CPU's
+ * delta and folds it into the shared count once it reaches @batch, so the
+ * shared line is written once per batch, not once per packet, and read
+ * (percpu_counter_read()) off by less than nr_cpu_ids * batch.
+ */
+struct softmq_bound {
+	u32			max;	/* the configured limit */
+	u32			hard;	/* max + max/4: nothing gets past it */
+	s32			batch;	/* fold threshold, <= max/16/nr_cpu_ids */
+	struct percpu_counter	count;
 };
 
 struct softmq_sched_data {
 	/* Read by producers on every packet; written by init/change only. */
 	struct softmq_table __rcu	*table;
 	struct softmq_cpu_stats __percpu *cpu_stats;
+
+	/* Read by producers; each count's shared part written once a batch. */
+	struct softmq_bound	pkts ____cacheline_aligned_in_smp;
+	struct softmq_bound	memory;
 
 	/* Consumer state. */
 	struct softmq_table	*draining ____cacheline_aligned_in_smp;
@@ -192,12 +218,91 @@ static int softmq_drop(struct sk_buff *skb, struct Qdisc *sch,
 	return qdisc_drop(skb, sch, to_free);
 }
 
+/* What a queued skb was charged: its truesize may change before dequeue. */
+struct softmq_skb_cb {
+	u32	mem_usage;
+};
+
+static struct softmq_skb_cb *softmq_skb_cb(struct sk_buff *skb)
+{
+	qdisc_cb_private_validate(skb, sizeof(struct softmq_skb_cb));
+	return (struct softmq_skb_cb *)qdisc_skb_cb(skb)->data;
+}
+
+static void softmq_charge(struct softmq_sched_data *q, s32 pkts, s32 bytes)
+{
+	percpu_counter_add_batch(&q->pkts.count, pkts, READ_ONCE(q->pkts.batch));
+	percpu_counter_add_batch(&q->memory.count, bytes,
+				 READ_ONCE(q->memory.batch));
+}
+
+/* Consumer: @skb leaves the queue (sent, or freed by reset). */
+static void softmq_uncharge(struct softmq_sched_data *q, struct sk_buff *skb)
+{
+	softmq_charge(q, -1, -(s32)softmq_skb_cb(skb)->mem_usage);
+}
+
+enum softmq_verdict {
+	SOFTMQ_ADMIT,
+	SOFTMQ_OVERLIMIT,
+	SOFTMQ_OVERMEMORY,
+};
+
+/* 0 below max, 1 from max to hard, 2 at hard or above. */
+static int softmq_bound_level(struct softmq_bound *b)
+{
+	s64 n = percpu_counter_read(&b->count);
+
+	if (likely(n < READ_ONCE(b->max)))
+		return 0;
+	return n < READ_ONCE(b->hard) ? 1 : 2;
+}
+
+/*
+ * Admission against limit and memory_limit, without a lock and without a
+ * write: two reads of lines written once per batch (softmq_bound).
+ * Below both limits, every packet is admitted.  From a limit to 5/4 of
+ * it, a packet is admitted only if its ring holds less than its share of
+ * each limit (the limit over the rings in use, at least one packet), so
+ * that a sparse flow keeps getting through while the rings of the fat
+ * ones are cut; their refills of rings the consumer emptied keep the
+ * backlog a little above the limit, and the 1/4 is the room that keeps
+ * it from reaching the ceiling, where a sparse flow would be cut too.
+ * From 5/4 of a limit on, nothing is admitted.  The counts a producer
+ * reads lag by less than nr_cpu_ids * batch (at most 1/16 of the limit,
+ * see softmq_bound_set()), and each CPU may add the packet it is
+ * admitting, so the backlog stays under limit * 21/16 + nr_cpu_ids
+ * packets and the memory under memory_limit * 21/16 + nr_cpu_ids skbs.
+ */
+static enum softmq_verdict softmq_admit(struct softmq_sched_data *q,
+					const struct softmq_table *t,
+					const struct softmq_ring *ring,
+					u32 truesize)
+{
+	int over_pkts = softmq_bound_level(&q->pkts);
+	int over_mem = softmq_bound_level(&q->memory);
+	u32 rings, share;
+
+	if (likely(!over_pkts && !over_mem))
+		return SOFTMQ_ADMIT;
+	if (over_pkts < 2 && over_mem < 2) {
+		rings = max(atomic_read(&t->allocated), 1);
+		share = min(READ_ONCE(q->pkts.max) / rings,
+			    READ_ONCE(q->memory.max) / rings / max(truesize, 1U));
+		if (softmq_ring_len(ring) < max(share, 1U))
+			return SOFTMQ_ADMIT;
+	}
+	return over_pkts ? SOFTMQ_OVERLIMIT : SOFTMQ_OVERMEMORY;
+}
+
 static int softmq_enqueue(struct sk_buff *skb, struct Qdisc *sch,
 			  struct sk_buff **to_free)
 {
 	struct softmq_sched_data *q = qdisc_priv(sch);
 	unsigned int pkt_len = qdisc_pkt_len(skb);
+	u32 truesize = skb->truesize;
 	unsigned int band, idx, retries = 0;
+	enum softmq_verdict verdict;
 	struct softmq_ring *ring;
 	struct softmq_table *t;
 	enum softmq_push res;
@@ -212,6 +317,21 @@ static int softmq_enqueue(struct sk_buff *skb, struct Qdisc *sch,
 		this_cpu_inc(q->cpu_stats->drops_nomem);
 		return softmq_drop(skb, sch, to_free);
 	}
+
+	verdict = softmq_admit(q, t, ring, truesize);
+	if (unlikely(verdict != SOFTMQ_ADMIT)) {
+		if (verdict == SOFTMQ_OVERLIMIT)
+			this_cpu_inc(q->cpu_stats->drop_overlimit);
+		else
+			this_cpu_inc(q->cpu_stats->drop_overmemory);
+		return softmq_drop(skb, sch, to_free);
+	}
+	/*
+	 * Charged before the push, which publishes @skb to the consumer: its
+	 * uncharge can then never run first, and the counts only overstate.
+	 */
+	softmq_skb_cb(skb)->mem_usage = truesize;
+	softmq_charge(q, 1, truesize);
 
 	/*
 	 * Between its tail cmpxchg and its slot store a producer holds the
@@ -228,6 +348,7 @@ static int softmq_enqueue(struct sk_buff *skb, struct Qdisc *sch,
 	if (unlikely(retries))
 		this_cpu_add(q->cpu_stats->push_retries, retries);
 	if (unlikely(res == SOFTMQ_PUSH_FULL)) {
+		softmq_charge(q, -1, -(s32)truesize);
 		this_cpu_inc(q->cpu_stats->drops_ring_full);
 		return softmq_drop(skb, sch, to_free);
 	}
@@ -405,6 +526,7 @@ retry:
 	busy = false;
 	skb = softmq_dequeue_tables(q, &busy);
 	if (likely(skb)) {
+		softmq_uncharge(q, skb);
 		bstats_update(&q->dequeued, skb);
 		qdisc_update_stats_at_dequeue(sch, skb);
 		return skb;
@@ -499,6 +621,7 @@ static struct sk_buff *softmq_peek(struct Qdisc *sch)
  */
 static void softmq_reset_drop(struct Qdisc *sch, struct sk_buff *skb)
 {
+	softmq_uncharge(qdisc_priv(sch), skb);
 	if (qdisc_is_percpu_stats(sch)) {
 		qdisc_qstats_cpu_backlog_dec(sch, skb);
 		qdisc_qstats_cpu_qlen_dec(sch);
@@ -626,12 +749,25 @@ static struct netlink_range_validation softmq_quantum_range = {
 	.max = SOFTMQ_QUANTUM_MAX,
 };
 
+static struct netlink_range_validation softmq_limit_range = {
+	.min = SOFTMQ_LIMIT_MIN,
+	.max = SOFTMQ_LIMIT_MAX,
+};
+
+static struct netlink_range_validation softmq_memory_limit_range = {
+	.min = SOFTMQ_MEMORY_LIMIT_MIN,
+	.max = SOFTMQ_MEMORY_LIMIT_MAX,
+};
+
 static const struct nla_policy softmq_policy[TCA_SOFTMQ_MAX + 1] = {
 	[TCA_SOFTMQ_FLOWS]	= NLA_POLICY_FULL_RANGE(NLA_U32, &softmq_flows_range),
 	[TCA_SOFTMQ_DEPTH]	= NLA_POLICY_FULL_RANGE(NLA_U32, &softmq_depth_range),
 	[TCA_SOFTMQ_QUANTUM]	= NLA_POLICY_FULL_RANGE(NLA_U32, &softmq_quantum_range),
 	[TCA_SOFTMQ_BANDS]	= NLA_POLICY_RANGE(NLA_U32, 1, SOFTMQ_MAX_BANDS),
 	[TCA_SOFTMQ_KEY]	= NLA_POLICY_MAX(NLA_U32, SOFTMQ_KEY_MAX),
+	[TCA_SOFTMQ_LIMIT]	= NLA_POLICY_FULL_RANGE(NLA_U32, &softmq_limit_range),
+	[TCA_SOFTMQ_MEMORY_LIMIT] = NLA_POLICY_FULL_RANGE(NLA_U32,
+							  &softmq_memory_limit_range),
 };
 
 /* Parse @opt over @cfg.  On error @cfg may be partly written: callers
@@ -684,6 +820,10 @@ static int softmq_parse(struct nlattr *opt, struct softmq_config *cfg,
 	}
 	if (tb[TCA_SOFTMQ_KEY])
 		cfg->key = nla_get_u32(tb[TCA_SOFTMQ_KEY]);
+	if (tb[TCA_SOFTMQ_LIMIT])
+		cfg->limit = nla_get_u32(tb[TCA_SOFTMQ_LIMIT]);
+	if (tb[TCA_SOFTMQ_MEMORY_LIMIT])
+		cfg->memory_limit = nla_get_u32(tb[TCA_SOFTMQ_MEMORY_LIMIT]);
 
 	if (softmq_geometry_bytes(cfg) > SOFTMQ_MEM_CAP) {
 		NL_SET_ERR_MSG_MOD(extack,
@@ -700,6 +840,21 @@ static bool softmq_geometry_equal(const struct softmq_config *a,
 	       a->depth == b->depth && a->bands == b->bands && a->key == b->key;
 }
 
+/*
+ * Producers read the three fields without a lock and may see a mix of old
+ * and new ones for a moment; each mix still admits within the larger of
+ * the two limits' bounds.  Lowering a limit below the backlog drops
+ * nothing queued: new packets are refused until the backlog falls below.
+ */
+static void softmq_bound_set(struct softmq_bound *b, u32 max, u32 batch_max)
+{
+	u32 batch = max / 16 / nr_cpu_ids;
+
+	WRITE_ONCE(b->max, max);
+	WRITE_ONCE(b->hard, max + max / 4);
+	WRITE_ONCE(b->batch, clamp_t(u32, batch, 1, batch_max));
+}
+
 static void softmq_set_config(struct softmq_sched_data *q,
 			      const struct softmq_config *cfg)
 {
@@ -709,6 +864,29 @@ static void softmq_set_config(struct softmq_sched_data *q,
 	WRITE_ONCE(q->cfg.quantum, cfg->quantum);
 	WRITE_ONCE(q->cfg.bands, cfg->bands);
 	WRITE_ONCE(q->cfg.key, cfg->key);
+	WRITE_ONCE(q->cfg.limit, cfg->limit);
+	WRITE_ONCE(q->cfg.memory_limit, cfg->memory_limit);
+	softmq_bound_set(&q->pkts, cfg->limit, SOFTMQ_PKTS_BATCH_MAX);
+	softmq_bound_set(&q->memory, cfg->memory_limit, SOFTMQ_MEMORY_BATCH_MAX);
+}
+
+/*
+ * fq_codel's limits for an instance that serves a whole device.  One that
+ * serves one TX queue of several (a child of mq, as default_qdisc makes
+ * them) gets its share, but no less than the _QUEUE_MIN values: a 64-queue
+ * NIC then holds at most 64 x 4 MiB, not 64 x 32 MiB.
+ */
+static void softmq_default_limits(struct Qdisc *sch, struct softmq_config *cfg)
+{
+	unsigned int txqs = qdisc_dev(sch)->real_num_tx_queues;
+
+	cfg->limit = SOFTMQ_LIMIT_DEFAULT;
+	cfg->memory_limit = SOFTMQ_MEMORY_LIMIT_DEFAULT;
+	if (sch->parent != TC_H_ROOT && txqs > 1) {
+		cfg->limit = max(cfg->limit / txqs, SOFTMQ_LIMIT_QUEUE_MIN);
+		cfg->memory_limit = max(cfg->memory_limit / txqs,
+					SOFTMQ_MEMORY_LIMIT_QUEUE_MIN);
+	}
 }
 
 /*
@@ -781,7 +959,7 @@ static int softmq_change(struct Qdisc *sch, struct nlattr *opt,
 		return err;
 
 	if (softmq_geometry_equal(&q->cfg, &cfg)) {
-		/* Only the consumer reads quantum. */
+		/* Only the consumer reads quantum; see softmq_bound_set(). */
 		WRITE_ONCE(q->quantum, cfg.quantum);
 		softmq_set_config(q, &cfg);
 		return 0;
@@ -856,6 +1034,7 @@ static int softmq_init(struct Qdisc *sch, struct nlattr *opt,
 	struct softmq_table *t;
 	int err;
 
+	softmq_default_limits(sch, &cfg);
 	if (opt) {
 		err = softmq_parse(opt, &cfg, extack);
 		if (err)
@@ -866,6 +1045,12 @@ static int softmq_init(struct Qdisc *sch, struct nlattr *opt,
 	q->cpu_stats = alloc_percpu(struct softmq_cpu_stats);
 	if (!q->cpu_stats)
 		return -ENOMEM;
+	/* destroy() runs after a failed init and frees what was set up. */
+	err = percpu_counter_init(&q->pkts.count, 0, GFP_KERNEL);
+	if (!err)
+		err = percpu_counter_init(&q->memory.count, 0, GFP_KERNEL);
+	if (err)
+		return err;
 
 	t = softmq_table_alloc(&cfg);
 	if (!t) {
@@ -944,6 +1129,8 @@ static void softmq_destroy(struct Qdisc *sch)
 	softmq_table_free(q->draining);
 	softmq_table_free(q->spent);
 	free_percpu(q->cpu_stats);
+	percpu_counter_destroy(&q->pkts.count);
+	percpu_counter_destroy(&q->memory.count);
 }
 
 static int softmq_dump(struct Qdisc *sch, struct sk_buff *skb)
@@ -959,7 +1146,10 @@ static int softmq_dump(struct Qdisc *sch, struct sk_buff *skb)
 	    nla_put_u32(skb, TCA_SOFTMQ_DEPTH, READ_ONCE(q->cfg.depth)) ||
 	    nla_put_u32(skb, TCA_SOFTMQ_QUANTUM, READ_ONCE(q->cfg.quantum)) ||
 	    nla_put_u32(skb, TCA_SOFTMQ_BANDS, READ_ONCE(q->cfg.bands)) ||
-	    nla_put_u32(skb, TCA_SOFTMQ_KEY, READ_ONCE(q->cfg.key)))
+	    nla_put_u32(skb, TCA_SOFTMQ_KEY, READ_ONCE(q->cfg.key)) ||
+	    nla_put_u32(skb, TCA_SOFTMQ_LIMIT, READ_ONCE(q->cfg.limit)) ||
+	    nla_put_u32(skb, TCA_SOFTMQ_MEMORY_LIMIT,
+			READ_ONCE(q->cfg.memory_limit)))
 		goto nla_put_failure;
 
 	return nla_nest_end(skb, opts);
@@ -996,7 +1186,10 @@ static int softmq_dump_stats(struct Qdisc *sch, struct gnet_dump *d)
 		st.drops_nomem += READ_ONCE(cs->drops_nomem);
 		st.push_retries += READ_ONCE(cs->push_retries);
 		st.ring_wakeups += READ_ONCE(cs->ring_wakeups);
+		st.drop_overlimit += READ_ONCE(cs->drop_overlimit);
+		st.drop_overmemory += READ_ONCE(cs->drop_overmemory);
 	}
+	st.memory_usage = percpu_counter_sum_positive(&q->memory.count);
 
 	/* Tables are freed only under RTNL, which dump holds. */
 	softmq_table_stats(softmq_table_locked(q), &st);

@@ -18,6 +18,8 @@ enum {
 	TCA_SOFTMQ_QUANTUM,	/* u32: DRR quantum in bytes */
 	TCA_SOFTMQ_BANDS,	/* u32: 1 or 3 (pfifo_fast priomap) */
 	TCA_SOFTMQ_KEY,		/* u32: enum softmq_key */
+	TCA_SOFTMQ_LIMIT,	/* u32: packets queued per instance */
+	TCA_SOFTMQ_MEMORY_LIMIT,	/* u32: skb truesize queued per instance, bytes */
 	__TCA_SOFTMQ_MAX
 };
 
@@ -41,6 +43,20 @@ enum softmq_key {
 #define SOFTMQ_QUANTUM_MIN	64U
 #define SOFTMQ_QUANTUM_MAX	(1U << 20)
 #define SOFTMQ_BANDS_DEFAULT	3U
+/*
+ * limit and memory_limit: fq_codel's defaults for an instance that serves a
+ * whole device; an instance under a multiqueue parent (mq: one per TX queue)
+ * gets them divided by the number of TX queues, but never less than the
+ * _QUEUE_MIN values (64 queues: 64 x 4 MiB = 256 MiB, not 64 x 32 MiB).
+ */
+#define SOFTMQ_LIMIT_MIN		1U
+#define SOFTMQ_LIMIT_MAX		(1U << 24)
+#define SOFTMQ_LIMIT_DEFAULT		10240U
+#define SOFTMQ_LIMIT_QUEUE_MIN		1024U
+#define SOFTMQ_MEMORY_LIMIT_MIN		4096U
+#define SOFTMQ_MEMORY_LIMIT_MAX		(1U << 31)
+#define SOFTMQ_MEMORY_LIMIT_DEFAULT	(32U << 20)
+#define SOFTMQ_MEMORY_LIMIT_QUEUE_MIN	(4U << 20)
 /* Worst-case memory one instance may commit (all rings allocated). */
 #define SOFTMQ_MEM_CAP		(128U << 20)
 
@@ -56,6 +72,9 @@ struct tc_softmq_xstats {
 	__u32	ring_hiwat;		/* highest ring occupancy seen, packets */
 	__u32	draining;		/* 1 while an old geometry is still drained */
 	__u64	reconfigs;		/* geometry changes applied */
+	__u64	drop_overlimit;		/* refused: limit reached */
+	__u64	drop_overmemory;	/* refused: memory_limit reached */
+	__u64	memory_usage;		/* skb truesize queued now, bytes */
 };
 
 #endif /* _UAPI_SOFTMQ_H */
