@@ -5,6 +5,7 @@
  *   tc qdisc { add | change | replace } dev DEV root softmq
  *	[ flows NUMBER ] [ depth PACKETS ] [ quantum BYTES ]
  *	[ bands 1|3 ] [ key flow|cpu ]
+ *	[ limit PACKETS ] [ memory_limit BYTES ]
  *
  * Every argument is checked here, before tc talks to the kernel: a bad one
  * gets a one-line message naming it, then the usage, and tc exits with 1.
@@ -30,15 +31,24 @@ static void explain(void)
 	fprintf(stderr,
 		"Usage: ... softmq [ flows NUMBER ] [ depth PACKETS ] [ quantum BYTES ]\n"
 		"                  [ bands 1|3 ] [ key flow|cpu ]\n"
+		"                  [ limit PACKETS ] [ memory_limit BYTES ]\n"
 		"  flows    rings per band (key flow), power of two %u..%u, default %u\n"
 		"  depth    packets per ring, power of two %u..%u, default %u\n"
 		"  quantum  bytes per ring per round, %u..%u (1514, 1.5k, 64k),\n"
 		"           default device MTU + link header\n"
 		"  bands    1, or 3 for pfifo_fast's priority bands, default %u\n"
-		"  key      flow: one ring per flow hash; cpu: one ring per CPU; default flow\n",
+		"  key      flow: one ring per flow hash; cpu: one ring per CPU; default flow\n"
+		"  limit    packets queued, %u..%u, default %u\n"
+		"  memory_limit  bytes of skb memory queued (4Mb, 32Mb), %u..%u,\n"
+		"           default %uMb (under mq: divided by the TX queues, at least\n"
+		"           %u packets and %uMb)\n",
 		SOFTMQ_FLOWS_MIN, SOFTMQ_FLOWS_MAX, SOFTMQ_FLOWS_DEFAULT,
 		SOFTMQ_DEPTH_MIN, SOFTMQ_DEPTH_MAX, SOFTMQ_DEPTH_DEFAULT,
-		SOFTMQ_QUANTUM_MIN, SOFTMQ_QUANTUM_MAX, SOFTMQ_BANDS_DEFAULT);
+		SOFTMQ_QUANTUM_MIN, SOFTMQ_QUANTUM_MAX, SOFTMQ_BANDS_DEFAULT,
+		SOFTMQ_LIMIT_MIN, SOFTMQ_LIMIT_MAX, SOFTMQ_LIMIT_DEFAULT,
+		SOFTMQ_MEMORY_LIMIT_MIN, SOFTMQ_MEMORY_LIMIT_MAX,
+		SOFTMQ_MEMORY_LIMIT_DEFAULT >> 20, SOFTMQ_LIMIT_QUEUE_MIN,
+		SOFTMQ_MEMORY_LIMIT_QUEUE_MIN >> 20);
 }
 
 /* Print the one-line error, then the usage; the caller returns -1. */
@@ -53,6 +63,8 @@ static const char *const opt_names[] = {
 	[TCA_SOFTMQ_QUANTUM]	= "quantum",
 	[TCA_SOFTMQ_BANDS]	= "bands",
 	[TCA_SOFTMQ_KEY]	= "key",
+	[TCA_SOFTMQ_LIMIT]	= "limit",
+	[TCA_SOFTMQ_MEMORY_LIMIT] = "memory_limit",
 };
 
 static const char *const key_names[] = {
@@ -114,13 +126,14 @@ static int parse_count(const char *name, const char *arg, __u32 min,
 	return 0;
 }
 
-static int parse_quantum(const char *arg, __u32 *out)
+static int parse_bytes(const char *name, const char *arg, const char *eg,
+		       __u32 min, __u32 max, __u32 *out)
 {
 	unsigned int v;
 
 	if (arg[0] == '-') {
-		bad("quantum \"%s\" is negative; expected %u..%u bytes",
-		    arg, SOFTMQ_QUANTUM_MIN, SOFTMQ_QUANTUM_MAX);
+		bad("%s \"%s\" is negative; expected %u..%u bytes",
+		    name, arg, min, max);
 		return -1;
 	}
 	/*
@@ -128,13 +141,13 @@ static int parse_quantum(const char *arg, __u32 *out)
 	 * tc size it drops a fraction of a byte ("100.5" is 100).
 	 */
 	if (!arg[0] || get_size(&v, arg)) {
-		bad("quantum \"%s\" is not a size in bytes (e.g. 1514, 1.5k) from %u to %u",
-		    arg, SOFTMQ_QUANTUM_MIN, SOFTMQ_QUANTUM_MAX);
+		bad("%s \"%s\" is not a size in bytes (e.g. %s) from %u to %u",
+		    name, arg, eg, min, max);
 		return -1;
 	}
-	if (v < SOFTMQ_QUANTUM_MIN || v > SOFTMQ_QUANTUM_MAX) {
-		bad("quantum \"%s\" (%u bytes) is out of range; expected %u..%u bytes",
-		    arg, v, SOFTMQ_QUANTUM_MIN, SOFTMQ_QUANTUM_MAX);
+	if (v < min || v > max) {
+		bad("%s \"%s\" (%u bytes) is out of range; expected %u..%u bytes",
+		    name, arg, v, min, max);
 		return -1;
 	}
 	*out = v;
@@ -186,7 +199,19 @@ static int softmq_parse_opt(const struct qdisc_util *qu __unused, int argc,
 				return -1;
 			break;
 		case TCA_SOFTMQ_QUANTUM:
-			if (parse_quantum(arg, &val[opt]))
+			if (parse_bytes(word, arg, "1514, 1.5k", SOFTMQ_QUANTUM_MIN,
+					SOFTMQ_QUANTUM_MAX, &val[opt]))
+				return -1;
+			break;
+		case TCA_SOFTMQ_LIMIT:
+			if (parse_count(word, arg, SOFTMQ_LIMIT_MIN,
+					SOFTMQ_LIMIT_MAX, false, &val[opt]))
+				return -1;
+			break;
+		case TCA_SOFTMQ_MEMORY_LIMIT:
+			if (parse_bytes(word, arg, "4Mb, 32Mb",
+					SOFTMQ_MEMORY_LIMIT_MIN,
+					SOFTMQ_MEMORY_LIMIT_MAX, &val[opt]))
 				return -1;
 			break;
 		case TCA_SOFTMQ_BANDS:
@@ -247,7 +272,23 @@ static bool get_u32_attr(struct rtattr *tb[], int type, __u32 *v)
 	return true;
 }
 
-/* Options in the order of the synopsis: flows depth quantum bands key. */
+/* As tc prints sizes: 32Mb, 1500Kb, 4097b (JSON gets the bytes). */
+static void print_bytes(const char *name, __u32 v)
+{
+	char text[64], buf[32];
+
+	if (v >= (1U << 20) && !(v % (1U << 20)))
+		snprintf(buf, sizeof(buf), "%uMb", v >> 20);
+	else if (v >= 1024 && !(v % 1024))
+		snprintf(buf, sizeof(buf), "%uKb", v >> 10);
+	else
+		snprintf(buf, sizeof(buf), "%ub", v);
+	snprintf(text, sizeof(text), "%s %s ", name, buf);
+	print_color_uint(PRINT_JSON, COLOR_NONE, name, NULL, v);
+	print_color_string(PRINT_FP, COLOR_NONE, NULL, "%s", text);
+}
+
+/* Options in the order of the synopsis. */
 static int softmq_print_opt(const struct qdisc_util *qu __unused,
 			    FILE *f __unused, struct rtattr *opt)
 {
@@ -277,6 +318,10 @@ static int softmq_print_opt(const struct qdisc_util *qu __unused,
 			snprintf(buf, sizeof(buf), "%u", v);
 		print_color_string(PRINT_ANY, COLOR_NONE, "key", "key %s ", name);
 	}
+	if (get_u32_attr(tb, TCA_SOFTMQ_LIMIT, &v))
+		print_color_uint(PRINT_ANY, COLOR_NONE, "limit", "limit %up ", v);
+	if (get_u32_attr(tb, TCA_SOFTMQ_MEMORY_LIMIT, &v))
+		print_bytes("memory_limit", v);
 	return 0;
 }
 
@@ -313,6 +358,10 @@ static int softmq_print_xstats(const struct qdisc_util *qu __unused,
 	U32(ring_hiwat,		" ring_hiwat %u");
 	U32(draining,		" draining %u");
 	U64(reconfigs,		" reconfigs %" PRIu64);
+	print_nl();
+	U64(drop_overlimit,	"  drop_overlimit %" PRIu64);
+	U64(drop_overmemory,	" drop_overmemory %" PRIu64);
+	U64(memory_usage,	" memory_usage %" PRIu64);
 #undef U64
 #undef U32
 	return 0;

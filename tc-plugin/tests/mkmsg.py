@@ -38,7 +38,7 @@ def uapi():
 ATTRS, XFIELDS = uapi()
 XFMT = '=' + ''.join('Q' if t == 'u64' else 'I' for t, _ in XFIELDS)
 XSIZE = struct.calcsize(XFMT)
-OPTS = ['flows', 'depth', 'quantum', 'bands', 'key']
+OPTS = ['flows', 'depth', 'quantum', 'bands', 'key', 'limit', 'memory_limit']
 KEYS = {'flow': 0, 'cpu': 1}
 
 
@@ -74,7 +74,8 @@ FULL_X = {n: 0 for _, n in XFIELDS}
 FULL_X.update(drops_ring_full=5, drops_nomem=1, push_retries=17,
               ring_wakeups=42, busy_skips=3, bypassed=(1 << 32) + 7,
               active_rings=2, allocated_rings=7, ring_hiwat=31, draining=1,
-              reconfigs=(1 << 40))
+              reconfigs=(1 << 40), drop_overlimit=11,
+              drop_overmemory=(1 << 33), memory_usage=123456)
 CPU_X = {n: 0 for _, n in XFIELDS}
 CPU_X.update(drops_ring_full=9, push_retries=1, ring_wakeups=2)
 # A block cut after the first six u64 counters: the rest must read as 0.
@@ -82,14 +83,16 @@ SHORT_LEN = 48
 
 EXPECT = [
     dict(handle='1:', opts=dict(flows=1024, depth=64, quantum=1514, bands=3,
-                                key='flow'), xstats=FULL_X),
+                                key='flow', limit=10240,
+                                memory_limit=32 << 20), xstats=FULL_X),
     dict(handle='2:', opts=dict(flows=8, depth=4096, quantum=65536, bands=1,
-                                key='cpu'),
+                                key='cpu', limit=1, memory_limit=4097),
          xstats={n: (CPU_X[n] if i < 6 else 0)
                  for i, (_, n) in enumerate(XFIELDS)}),
     # A key this plugin does not know (a newer module): printed as a number.
     dict(handle='3:', opts=dict(flows=1, depth=1, quantum=64, bands=3,
-                                key=7), xstats={n: 0 for _, n in XFIELDS}),
+                                key=7, limit=1 << 24, memory_limit=1536 << 10),
+         xstats={n: 0 for _, n in XFIELDS}),
 ]
 
 

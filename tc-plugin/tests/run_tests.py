@@ -150,7 +150,21 @@ BAD_CASES = [
     (['flows', '8', 'depth'], MISSING % 'depth'),
     (['foo'], r'softmq: unknown option "foo"$'),
     (['FLOWS', '8'], r'softmq: unknown option "FLOWS"$'),
-    (['flows', '8', 'limit', '100'], r'softmq: unknown option "limit"$'),
+    (['flows', '8', 'target', '5ms'], r'softmq: unknown option "target"$'),
+    (['limit', '100', 'limit', '100'],
+     r'softmq: option "limit" is given more than once$'),
+    (['limit', '0'], r'softmq: limit "0" is out of range; expected 1\.\.16777216$'),
+    (['limit', '-5'], r'softmq: limit "-5" is negative; expected 1\.\.16777216$'),
+    (['limit', '16777217'], r'softmq: limit "16777217" is out of range'),
+    (['limit', '10k'], r'softmq: limit "10k" is not a number'),
+    (['limit'], MISSING % 'limit'),
+    (['memory_limit', '4095'],
+     r'softmq: memory_limit "4095" \(4095 bytes\) is out of range; expected 4096\.\.2147483648 bytes$'),
+    (['memory_limit', '-1'], r'softmq: memory_limit "-1" is negative'),
+    (['memory_limit', '3g'], r'softmq: memory_limit "3g" \(3221225472 bytes\) is out of range'),
+    (['memory_limit', '5g'], r'softmq: memory_limit "5g" is not a size in bytes'),
+    (['memory_limit', '32Mx'], r'softmq: memory_limit "32Mx" is not a size in bytes'),
+    (['memory_limit', '2049m'], r'softmq: memory_limit "2049m" \(2148532224 bytes\) is out of range'),
     (['flows', '8', 'flows', '16'],
      r'softmq: option "flows" is given more than once$'),
     (['key', 'cpu', 'depth', '8', 'key', 'flow'],
@@ -224,9 +238,18 @@ GOOD_CASES = [
     (['bands', '3'], opts(bands=3)),
     (['key', 'flow'], opts(key=0)),
     (['key', 'cpu'], opts(key=1)),
+    (['limit', '1'], opts(limit=1)),
+    (['limit', '16777216'], opts(limit=16777216)),
+    (['limit', '010240'], opts(limit=10240)),
+    (['memory_limit', '32Mb'], opts(memory_limit=32 << 20)),
+    (['memory_limit', '32m'], opts(memory_limit=32 << 20)),
+    (['memory_limit', '4096'], opts(memory_limit=4096)),
+    (['memory_limit', '2g'], opts(memory_limit=2 << 30)),
+    (['memory_limit', '1.5m'], opts(memory_limit=1536 << 10)),
     (['key', 'cpu', 'bands', '1', 'quantum', '9000', 'depth', '256',
-      'flows', '4096'],
-     opts(flows=4096, depth=256, quantum=9000, bands=1, key=1)),
+      'flows', '4096', 'memory_limit', '4m', 'limit', '2000'],
+     opts(flows=4096, depth=256, quantum=9000, bands=1, key=1, limit=2000,
+          memory_limit=4 << 20)),
 ]
 
 # The netlink flags tc sets per command (NLM_F_REQUEST|ACK|CREATE|EXCL|REPLACE)
@@ -268,10 +291,12 @@ def check_help(tc):
         why.append('exit %d, expected 1 (tc convention for help)' % rc)
     if not err.startswith('Usage: ... softmq [ flows NUMBER ] [ depth PACKETS ]'
                           ' [ quantum BYTES ]\n                  [ bands 1|3 ]'
-                          ' [ key flow|cpu ]\n'):
+                          ' [ key flow|cpu ]\n                  [ limit PACKETS ]'
+                          ' [ memory_limit BYTES ]\n'):
         why.append('usage synopsis missing or wrong')
     for word in ('flows', 'depth', 'quantum', 'bands', 'key', '65536', '4096',
-                 '1048576', 'MTU'):
+                 '1048576', 'MTU', 'limit', 'memory_limit', '10240', '32Mb',
+                 '16777216', '2147483648', 'mq'):
         if word not in err:
             why.append('usage does not mention %s' % word)
     if sent:
@@ -321,15 +346,19 @@ def check_good(tc):
 def expected_text(e, stats):
     o = e['opts']
     key = o['key'] if isinstance(o['key'], str) else str(o['key'])
+    mem = o['memory_limit']
+    mem = ('%dMb' % (mem >> 20) if mem >= 1 << 20 and not mem % (1 << 20) else
+           '%dKb' % (mem >> 10) if mem >= 1024 and not mem % 1024 else
+           '%db' % mem)
     lines = ['qdisc softmq %s dev lo root refcnt 2 flows %d depth %d '
-             'quantum %d bands %d key %s' % (e['handle'], o['flows'],
-                                            o['depth'], o['quantum'],
-                                            o['bands'], key)]
+             'quantum %d bands %d key %s limit %dp memory_limit %s' %
+             (e['handle'], o['flows'], o['depth'], o['quantum'], o['bands'],
+              key, o['limit'], mem)]
     if stats:
         x = e['xstats']
         names = [n for _, n in mkmsg.XFIELDS]
-        lines.append('  ' + ' '.join('%s %d' % (n, x[n]) for n in names[:6]))
-        lines.append('  ' + ' '.join('%s %d' % (n, x[n]) for n in names[6:]))
+        for part in (names[:6], names[6:11], names[11:]):
+            lines.append('  ' + ' '.join('%s %d' % (n, x[n]) for n in part))
     return lines
 
 
