@@ -26,6 +26,11 @@ at run time, so this helper follows the ABI header.
                                    `smq.py get veth0 stats.drops xstats.bypassed`;
                                    PARENT (root, X:Y) selects the qdisc
                                    (default root)
+  smq.py peak DEV SECS FIELD...    sample every softmq qdisc of DEV for
+                                   SECS seconds (or until the file named by
+                                   $SMQ_PEAK_STOP exists) and print, per
+                                   qdisc, "HANDLE PARENT SAMPLES max1 max2..."
+                                   (numeric FIELDs)
 
 Errors: the kernel's errno and extack message on stderr, exit status 2.
 """
@@ -383,6 +388,28 @@ def batch(smq):
     return 0
 
 
+def peak(smq, dev, secs, fields):
+    """Highest value of each field per softmq qdisc, sampled back to back."""
+    import time
+    stop = os.environ.get("SMQ_PEAK_STOP")
+    best, samples = {}, {}
+    end = time.monotonic() + secs
+    while time.monotonic() < end and not (stop and os.path.exists(stop)):
+        for q in smq.show(dev):
+            if q["kind"] != "softmq":
+                continue
+            key = (q["handle"], q["parent"])
+            vals = [lookup(q, f) for f in fields]
+            old = best.get(key, [0] * len(fields))
+            best[key] = [max(o, v) if isinstance(v, int) else o
+                         for o, v in zip(old, vals)]
+            samples[key] = samples.get(key, 0) + 1
+        time.sleep(0.005)
+    for (handle, parent), vals in sorted(best.items()):
+        print(handle, parent, samples[(handle, parent)], *vals)
+    return 0
+
+
 def main(argv):
     if len(argv) == 2 and argv[1] == "batch":
         return batch(Softmq())
@@ -404,6 +431,8 @@ def main(argv):
                 raise NlError(r["rc"], r["msg"] + where)
         elif cmd == "show":
             print(json.dumps(smq.show(dev), sort_keys=True))
+        elif cmd == "peak":
+            return peak(smq, dev, float(words[0]), words[1:])
         elif cmd == "get":
             sel = "root"
             if words and (words[0] == "root" or re.fullmatch(r"[0-9a-f]*:[0-9a-f]*", words[0])):

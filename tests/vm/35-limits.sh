@@ -1,0 +1,256 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# limit and memory_limit: bounded memory and fair overload, on sd0, a
+# slowdev (tests/modules/slowdev) in namespace smq_a that sends RATE
+# packets/s per TX queue, so a flood really queues.  Peaks are sampled back
+# to back over netlink while the flood runs (smq.py peak); the stated
+# bound (tc-softmq(8), OVERLOAD) is limit * 21/16 + one packet per CPU and
+# memory_limit * 21/16 + one skb per CPU.
+#
+#   defaults     no options: limit 10240, memory_limit 32 MiB; under mq on
+#                a 4-queue device, each child 2560 packets and 8 MiB
+#   flood-flow   key flow, limit 2000: 2 senders x 1000 flows (by port),
+#                flat out: peak backlog within the bound and >= 15/16 of
+#                the limit (it was reached), drop_overlimit > 0 and no ring
+#                full (the limit, not the rings, bounded it); a sparse flow
+#                (100 packets/s, prio 6: its own band) loses < 1 %; sent +
+#                dropped + backlog == enqueued (clsact) == handed over by
+#                the senders
+#   flood-cpu    key cpu, depth 4096, limit 2000: the flood from CPU 0, the
+#                sparse flow from CPU 1 in the flood's band: its ring stays
+#                below its share, < 1 % lost
+#   memory-small memory_limit 256 KiB, 64-byte datagrams: peak memory_usage
+#                within the bound, drop_overmemory > 0, memory_usage 0 once
+#                drained
+#   memory-gso   the same with 60000-byte UDP GSO skbs, memory_limit 2 MiB
+#   mq           mq over 4 TX queues, each softmq child changed to limit
+#                1000: every instance's peak within its bound, every one
+#                dropped over its limit
+#   lower-live   limit 1000 on a 200 packets/s device, a backlog of > 500,
+#                limit lowered to 100: the change drops
+#                nothing queued (drops unchanged, backlog still above the
+#                new limit), 50 packets sent after it are all refused and
+#                counted in drop_overlimit
+# The parts memory, mq and lower run where tests/vm/quick-plan says (make
+# check); make check-full runs them on every line.
+{ # the whole script is parsed before it runs (edits during a run are harmless)
+. "$(dirname "$0")/lib.sh"
+require_vm limits
+trap smq_cleanup EXIT
+softmq_load || { fail limits-insmod "insmod $SMQ_KO failed"; exit 0; }
+[ -e "$SLOWDEV_KO" ] || { fail limits-slowdev "no $SLOWDEV_KO"; exit 0; }
+slowdev_load || { fail limits-slowdev "insmod $SLOWDEV_KO failed"; exit 0; }
+IP_S=198.18.1.1 IP_D=198.18.1.2
+ulimit -n 8192   # a socket per flow: 1000 flows per sender process
+# The sanitizer kernels send an order of magnitude slower under TCG: a
+# slower device keeps the flood ahead of it.
+RATE=2000 FLOOD_S=3
+case $SMQ_LINE in *-kasan|*-kcsan) RATE=200 FLOOD_S=6;; esac
+
+sd_setup() {   # sd_setup [numtxqueues N]: a fresh sd0 in smq_a
+	ns_teardown
+	ip netns add $NS_A || return 1
+	ina sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
+	ina ip link set lo up
+	ina ip link add sd0 "$@" type slowdev || return 1
+	ina ip addr add $IP_S/24 dev sd0
+	ina ip link set sd0 up
+	# one static neighbour: no ARP on the wire, no neighbour per flow
+	ina ip neigh replace $IP_D lladdr 02:00:00:00:00:02 dev sd0 nud permanent
+}
+sd_qdisc() {   # sd_qdisc softmq-words...
+	ina tc qdisc del dev sd0 root 2>/dev/null
+	ina $SMQ add sd0 root "$@"
+}
+bound() { echo $(($1 * 21 / 16 + NCPU)); }   # limit -> the stated peak bound
+
+# flood NAME OUT [flows.py send args...]: the flood in the background (its
+# JSON in OUT.send.json), peaks sampled until it ends (OUT.peak: one line
+# per softmq qdisc "HANDLE PARENT SAMPLES qlen memory_usage")
+flood_start() {
+	local out=$1; shift
+	$INA $FLOWS send --dst $IP_D --duration $FLOOD_S "$@" > "$out.send.json" &
+	FLOOD_PID=$!
+	$INA $SMQ peak sd0 $((FLOOD_S + 1)) stats.qlen xstats.memory_usage > "$out.peak" &
+	PEAK_PID=$!
+}
+flood_wait() {
+	wait $FLOOD_PID; wait $PEAK_PID
+}
+sparse_send() {   # sparse_send OUT [args]: 100 packets/s for the flood's time
+	local out=$1; shift
+	$INA $FLOWS send --dst $IP_D --flows 1 --pps 100 --duration $((FLOOD_S - 1)) \
+		--sport 29000 --dport 39000 "$@" > "$out.json"
+}
+loss_ok() {       # loss_ok JSON: < 1 % ENOBUFS, and something was sent
+	local ok nob
+	ok=$(jqv "$1" .ok); nob=$(jqv "$1" .enobufs)
+	[ $((ok + nob)) -gt 0 ] && [ $((nob * 100)) -lt $((ok + nob)) ]
+}
+handed() { echo $(( $(jqv "$1" .ok) + $(jqv "$1" .enobufs) )); }
+
+# ---------------------------------------------------------------- defaults
+defaults() {
+	local name=limits-defaults why="" l m
+	sd_setup && sd_qdisc || { fail $name "setup"; return; }
+	read -r l m <<< "$(ina $SMQ get sd0 options.limit options.memory_limit)"
+	[ "$l" = 10240 ] && [ "$m" = $((32 << 20)) ] ||
+		why="$why; root: limit $l memory_limit $m (want 10240, 32 MiB)"
+	sd_setup numtxqueues 4 || { fail $name "4-queue setup"; return; }
+	sysctl -qw net.core.default_qdisc=softmq   # not per namespace
+	ina tc qdisc replace dev sd0 root handle 1: mq
+	local n=0 q
+	while read -r q l m; do
+		n=$((n + 1))
+		[ "$l" = 2560 ] && [ "$m" = $((8 << 20)) ] ||
+			why="$why; mq child $q: limit $l memory_limit $m (want 2560, 8 MiB)"
+	done < <(ina $SMQ show sd0 | jq -r '.[] | select(.kind == "softmq") |
+		"\(.parent) \(.options.limit) \(.options.memory_limit)"')
+	sysctl -qw net.core.default_qdisc="$SMQ_ORIG_DEFAULT_QDISC"
+	[ $n = 4 ] || why="$why; $n softmq children under mq, want 4"
+	if [ -z "$why" ]; then pass $name; else fail $name "${why#; }"; fi
+}
+
+# ---------------------------------------------------------------- floods
+# check_flood NAME OUT LIMIT SENDER_JSON...: the common checks
+check_flood() {
+	local name=$1 out=$2 lim=$3; shift 3
+	local why="" pk dr ql ol rf enq peak j sent=0
+	wait_backlog_zero ina sd0 root 30 || why="$why; backlog not drained in 30 s"
+	read -r pk dr ql ol rf <<< "$(ina $SMQ get sd0 stats.packets stats.drops stats.qlen \
+		xstats.drop_overlimit xstats.drops_ring_full)"
+	enq=$(egress_count ina sd0)
+	peak=$(awk '{ print $4 }' "$out.peak")
+	for j in "$@"; do sent=$((sent + $(handed "$j"))); done
+	note "$name: peak backlog $peak (limit $lim, bound $(bound "$lim")), drop_overlimit $ol, ring_full $rf, sent $pk dropped $dr of $enq; samples $(awk '{ print $3 }' "$out.peak")"
+	[ -n "$peak" ] || { fail "$name" "no peak samples: $(cat "$out.peak")"; return 1; }
+	[ "$peak" -le "$(bound "$lim")" ] || why="$why; peak backlog $peak > bound $(bound "$lim")"
+	[ "$peak" -ge $((lim * 15 / 16)) ] || why="$why; peak backlog $peak < 15/16 of limit $lim: the flood never reached the limit"
+	[ "$ol" -gt 0 ] || why="$why; no drop_overlimit"
+	[ "$rf" = 0 ] || why="$why; drops_ring_full $rf: the rings, not the limit, bounded the backlog"
+	[ $((pk + dr + ql)) -eq "$enq" ] || why="$why; sent $pk + dropped $dr + backlog $ql != enqueued $enq"
+	[ "$sent" -eq "$enq" ] || why="$why; senders handed over $sent != enqueued $enq"
+	for j in "$@"; do
+		[ "$(jqv "$j" '.errors | length')" -eq 0 ] || why="$why; sender errors $(jq -c .errors "$j")"
+	done
+	FLOOD_WHY=$why
+}
+
+flood_flow() {
+	local name=limits-flood-flow out=$SMQ_OUT/flood-flow
+	sd_setup && slowdev_set rate_pps $RATE && sd_qdisc limit 2000 &&
+		egress_counter_on ina sd0 || { fail $name "setup"; return; }
+	flood_start "$out" --flows 2000 --procs 2 --size 64
+	sparse_send "$out.sparse" --prio 6 --cpus 1
+	flood_wait
+	check_flood $name "$out" 2000 "$out.send.json" "$out.sparse.json" || return
+	local why=$FLOOD_WHY
+	loss_ok "$out.sparse.json" ||
+		why="$why; the sparse flow lost $(jqv "$out.sparse.json" .enobufs) of $(handed "$out.sparse.json")"
+	note "sparse flow (band 0): $(jqv "$out.sparse.json" .enobufs) of $(handed "$out.sparse.json") refused"
+	if [ -z "$why" ]; then pass $name; else fail $name "${why#; }"; fi
+}
+
+flood_cpu() {
+	local name=limits-flood-cpu out=$SMQ_OUT/flood-cpu
+	sd_setup && slowdev_set rate_pps $RATE && sd_qdisc key cpu depth 4096 bands 1 limit 2000 &&
+		egress_counter_on ina sd0 || { fail $name "setup"; return; }
+	flood_start "$out" --flows 200 --procs 2 --cpus 0 --size 64
+	sparse_send "$out.sparse" --cpus 1
+	flood_wait
+	check_flood $name "$out" 2000 "$out.send.json" "$out.sparse.json" || return
+	local why=$FLOOD_WHY
+	loss_ok "$out.sparse.json" ||
+		why="$why; the sparse flow lost $(jqv "$out.sparse.json" .enobufs) of $(handed "$out.sparse.json")"
+	note "sparse flow (CPU 1, the flood's band): $(jqv "$out.sparse.json" .enobufs) of $(handed "$out.sparse.json") refused"
+	if [ -z "$why" ]; then pass $name; else fail $name "${why#; }"; fi
+}
+
+# memory NAME MLIMIT MAXTRUESIZE [flows.py args]
+memory() {
+	local name=$1 mlim=$2 tsz=$3 out=$SMQ_OUT/$1; shift 3
+	local why="" peak om mu bnd=$((mlim * 21 / 16 + NCPU * tsz))
+	sd_setup && slowdev_set rate_pps $RATE && sd_qdisc memory_limit "$mlim" ||
+		{ fail "$name" "setup"; return; }
+	flood_start "$out" --procs 2 --sndbuf 8388608 "$@"
+	flood_wait
+	wait_backlog_zero ina sd0 root 60 || why="$why; backlog not drained in 60 s"
+	read -r om mu <<< "$(ina $SMQ get sd0 xstats.drop_overmemory xstats.memory_usage)"
+	peak=$(awk '{ print $5 }' "$out.peak")
+	note "$name: peak memory_usage $peak (memory_limit $mlim, bound $bnd), drop_overmemory $om, after drain $mu"
+	[ -n "$peak" ] || { fail "$name" "no peak samples: $(cat "$out.peak")"; return; }
+	[ "$peak" -le "$bnd" ] || why="$why; peak memory_usage $peak > bound $bnd"
+	[ "$peak" -ge $((mlim * 3 / 4)) ] || why="$why; peak memory_usage $peak < 3/4 of memory_limit $mlim: never reached"
+	[ "$om" -gt 0 ] || why="$why; no drop_overmemory"
+	[ "$mu" = 0 ] || why="$why; memory_usage $mu after the backlog drained"
+	[ "$(jqv "$out.send.json" '.errors | length')" -eq 0 ] || why="$why; sender errors $(jq -c .errors "$out.send.json")"
+	if [ -z "$why" ]; then pass "$name"; else fail "$name" "${why#; }"; fi
+}
+
+mq_flood() {
+	local name=limits-mq out=$SMQ_OUT/mq why="" n=0 h p s ql mu ol
+	sd_setup numtxqueues 4 && slowdev_set rate_pps $((RATE / 4)) &&
+		ina tc qdisc replace dev sd0 root handle 1: mq || { fail $name "setup"; return; }
+	for n in 1 2 3 4; do
+		ina $SMQ replace sd0 parent 1:$n limit 1000 || { fail $name "softmq on 1:$n"; return; }
+	done
+	flood_start "$out" --flows 2000 --procs 2 --size 64
+	flood_wait
+	n=0
+	while read -r h p s ql mu; do
+		n=$((n + 1))
+		ol=$(ina $SMQ get sd0 "$p" xstats.drop_overlimit)
+		note "mq child $p: peak backlog $ql (limit 1000, bound $(bound 1000)) in $s samples, drop_overlimit $ol"
+		[ "$ql" -le "$(bound 1000)" ] || why="$why; $p: peak backlog $ql > bound $(bound 1000)"
+		[ "$ol" -gt 0 ] || why="$why; $p: no drop_overlimit (limit never reached)"
+	done < "$out.peak"
+	[ $n = 4 ] || why="$why; sampled $n softmq instances, want 4"
+	if [ -z "$why" ]; then pass $name; else fail $name "${why#; }"; fi
+}
+
+lower_live() {
+	local name=limits-lower-live out=$SMQ_OUT/lower why=""
+	local d0 q0 o0 d1 q1 o1 nob
+	sd_setup && slowdev_set rate_pps 200 && sd_qdisc limit 1000 &&
+		egress_counter_on ina sd0 || { fail $name "setup"; return; }
+	$INA $FLOWS send --dst $IP_D --duration 1.5 --flows 2000 --procs 2 --size 64 \
+		> "$out.send.json"
+	read -r d0 q0 o0 <<< "$(ina $SMQ get sd0 stats.drops stats.qlen xstats.drop_overlimit)"
+	ina $SMQ change sd0 root limit 100 || why="$why; change limit 100 failed"
+	read -r d1 q1 o1 <<< "$(ina $SMQ get sd0 stats.drops stats.qlen xstats.drop_overlimit)"
+	$INA $FLOWS send --dst $IP_D --count 50 --flows 1 --sport 29500 > "$out.after.json"
+	nob=$(jqv "$out.after.json" .enobufs)
+	local o2 q2; read -r o2 q2 <<< "$(ina $SMQ get sd0 xstats.drop_overlimit stats.qlen)"
+	[ "$q2" -gt 125 ] || why="$why; the backlog ($q2) fell below the new ceiling before the 50 were sent: the case proves nothing (slower device?)"
+	note "$name: before the change backlog $q0 drops $d0; after it backlog $q1 drops $d1; 50 sent then: $nob refused, drop_overlimit $o1 -> $o2"
+	[ "$q0" -gt 500 ] || why="$why; backlog only $q0 before the change"
+	[ "$d1" = "$d0" ] || why="$why; drops $d0 -> $d1 across the change: queued packets were dropped"
+	[ "$q1" -gt 125 ] || why="$why; backlog $q1 after the change (was $q0): purged?"
+	[ "$nob" = 50 ] || why="$why; $nob of 50 packets refused above the new limit"
+	[ $((o2 - o1)) = 50 ] || why="$why; drop_overlimit grew by $((o2 - o1)), want 50"
+	check_flood_identity || why="$why$FLOOD_WHY"
+	if [ -z "$why" ]; then pass $name; else fail $name "${why#; }"; fi
+}
+check_flood_identity() {
+	local pk dr ql enq sent
+	FLOOD_WHY=""
+	wait_backlog_zero ina sd0 root 60 || FLOOD_WHY="; backlog not drained in 60 s"
+	read -r pk dr ql <<< "$(ina $SMQ get sd0 stats.packets stats.drops stats.qlen)"
+	enq=$(egress_count ina sd0)
+	sent=$(( $(handed "$SMQ_OUT/lower.send.json") + $(handed "$SMQ_OUT/lower.after.json") ))
+	[ $((pk + dr + ql)) -eq "$enq" ] || FLOOD_WHY="$FLOOD_WHY; sent $pk + dropped $dr + backlog $ql != enqueued $enq"
+	[ "$sent" -eq "$enq" ] || FLOOD_WHY="$FLOOD_WHY; senders handed over $sent != enqueued $enq"
+	[ -z "$FLOOD_WHY" ]
+}
+
+defaults
+flood_flow
+part_runs 35-limits.sh:cpu && flood_cpu
+if part_runs 35-limits.sh:memory; then
+	memory limits-memory-small $((256 << 10)) 4096 --flows 200 --size 64
+	memory limits-memory-gso $((2 << 20)) 131072 --flows 16 --size 60000 --gso 1400
+fi
+part_runs 35-limits.sh:mq && mq_flood
+part_runs 35-limits.sh:lower && lower_live
+exit 0
+}
