@@ -40,6 +40,7 @@ request bytes in hex so it can be replayed with --replay HEX).
 import argparse
 import errno
 import os
+import re
 import random
 import socket
 import struct
@@ -64,12 +65,27 @@ TCMSG = struct.Struct("=BxxxiIII")
 NLA = struct.Struct("=HH")
 
 # include/uapi/softmq.h (ABI: append only)
-FLOWS, DEPTH, QUANTUM, BANDS, KEY = 1, 2, 3, 4, 5
-MAXTYPE = 5
+FLOWS, DEPTH, QUANTUM, BANDS, KEY, LIMIT, MEMORY_LIMIT = 1, 2, 3, 4, 5, 6, 7
+MAXTYPE = 7
 NAMES = {FLOWS: "flows", DEPTH: "depth", QUANTUM: "quantum",
-         BANDS: "bands", KEY: "key"}
+         BANDS: "bands", KEY: "key", LIMIT: "limit",
+         MEMORY_LIMIT: "memory_limit"}
 RANGES = {FLOWS: (1, 65536), DEPTH: (1, 4096), QUANTUM: (64, 1 << 20),
-          BANDS: (1, 3), KEY: (0, 1)}
+          BANDS: (1, 3), KEY: (0, 1), LIMIT: (1, 1 << 24),
+          MEMORY_LIMIT: (4096, 1 << 31)}
+
+
+def uapi_matches():
+    """The attribute names and numbers above, as the header has them."""
+    path = os.environ.get("SOFTMQ_UAPI") or os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "..", "..", "include",
+        "uapi", "softmq.h")
+    text = open(path).read()
+    enum = re.search(r"enum\s*{\s*(TCA_SOFTMQ_UNSPEC.*?)}", text, re.S).group(1)
+    names = re.findall(r"\bTCA_SOFTMQ_(\w+)", enum)
+    return {i: n.lower() for i, n in enumerate(names) if i} == NAMES
+
+
 MEM_CAP = 128 << 20
 CAP_MSG = "memory cap"
 # struct softmq_ring: three 64-byte aligned lines up to slot[] (128 bytes
@@ -93,6 +109,12 @@ def is_pow2(n):
     return n and not (n & (n - 1))
 
 
+def txqs(dev):
+    """The device's real TX queue count (what the kernel divides by)."""
+    return len([q for q in os.listdir("/sys/class/net/%s/queues" % dev)
+                if q.startswith("tx-")])
+
+
 def nr_cpu_ids():
     # "0-3" or "0"; nr_cpu_ids is the highest possible CPU + 1.
     try:
@@ -105,14 +127,20 @@ def nr_cpu_ids():
 class Model:
     """What the kernel must do with a given set of bytes."""
 
-    def __init__(self, ncpu, default_quantum, nested_required=True):
+    def __init__(self, ncpu, default_quantum, nested_required=True, txqs=1):
         self.ncpu = ncpu
         self.default_quantum = default_quantum
         self.nested_required = nested_required
+        self.txqs = txqs        # > 1: a child serving one of txqs queues
 
     def defaults(self):
+        # fq_codel's limits; a child serving one TX queue of several gets
+        # its share, at least 1024 packets and 4 MiB
+        limit, mem = 10240, 32 << 20
+        if self.txqs > 1:
+            limit, mem = max(limit // self.txqs, 1024), max(mem // self.txqs, 4 << 20)
         return {FLOWS: 1024, DEPTH: 64, QUANTUM: self.default_quantum,
-                BANDS: 3, KEY: 0}
+                BANDS: 3, KEY: 0, LIMIT: limit, MEMORY_LIMIT: mem}
 
     def geometry_bytes(self, cfg):
         rings = self.ncpu if cfg[KEY] == 1 else cfg[FLOWS]
@@ -183,6 +211,9 @@ class Model:
                 return False, cfg, "bands not 1 or 3"
         if KEY in tb:
             new[KEY] = tb[KEY]
+        for t in (LIMIT, MEMORY_LIMIT):
+            if t in tb:
+                new[t] = tb[t]
         if self.geometry_bytes(new) > MEM_CAP:
             return False, cfg, "cap"
         return True, new, "ok"
@@ -418,7 +449,7 @@ class Generator:
         if r < 0.71:        # nesting
             inner = self.good_options() or nla(FLOWS, u32(64))
             for _ in range(self.rng.randint(1, 4)):
-                inner = nla(self.rng.choice(list(NAMES) + [0, 6]) | NLA_F_NESTED, inner)
+                inner = nla(self.rng.choice(list(NAMES) + [0, MAXTYPE + 1]) | NLA_F_NESTED, inner)
             return nt, self.good_options() + inner, "nest"
         if r < 0.79:        # truncated or trailing bytes
             g = self.good_options() or nla(DEPTH, u32(128))
@@ -586,8 +617,12 @@ def main():
     slots = [Slot(nl, a.dev, TC_H_ROOT)]
     if a.mq_dev:
         slots.append(Slot(nl, a.mq_dev, parse_handle(a.mq_parent)))
+    if not uapi_matches():
+        print("FAIL-DETAIL nlfuzz's attribute table differs from include/uapi/softmq.h")
+        return 1
     models = {s: Model(nr_cpu_ids(), min(max(mtu_of(s.dev) + 14, 64), 1 << 20),
-                       a.nested_flag == "required") for s in slots}
+                       a.nested_flag == "required",
+                       txqs(s.dev) if s.parent != TC_H_ROOT else 1) for s in slots}
     gen = Generator(rng, a.send_nested == "yes")
     log = open(a.log, "w") if a.log else None
     traffic = None

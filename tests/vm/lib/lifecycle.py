@@ -100,7 +100,9 @@ def state(dev):
 
 def defaults(key, dev="smqd0"):
     mtu = int(open("/sys/class/net/%s/mtu" % dev).read())
-    return {"flows": 1024, "depth": 64, "quantum": mtu + 14, "bands": 3, "key": key}
+    # at the root: fq_codel's limits, whatever the TX queue count
+    return {"flows": 1024, "depth": 64, "quantum": mtu + 14, "bands": 3, "key": key,
+            "limit": 10240, "memory_limit": 32 << 20}
 
 
 def setup_devs():
@@ -161,8 +163,13 @@ def change_cases(key):
              ("quantum", ["quantum", "3000"], {"quantum": 3000}),
              ("bands", ["bands", "1"], {"bands": 1}),
              ("key", ["key", other], {"key": other}),
+             ("limit", ["limit", "1"], {"limit": 1}),
+             ("memory_limit", ["memory_limit", "4096"], {"memory_limit": 4096}),
+             ("limits-max", ["limit", str(1 << 24), "memory_limit", str(1 << 31)],
+              {"limit": 1 << 24, "memory_limit": 1 << 31}),
              ("all-back", ["flows", "1024", "depth", "64", "quantum", "1514", "bands", "3",
-                           "key", key], defaults(key)),
+                           "key", key, "limit", "10240", "memory_limit", str(32 << 20)],
+              defaults(key)),
              ("flows-max", ["flows", "65536", "depth", "1"], {"flows": 65536, "depth": 1}),
              ("depth-max", ["flows", "16", "depth", "4096"], {"flows": 16, "depth": 4096}),
              ("min", ["flows", "1", "depth", "1", "quantum", "64"],
@@ -246,6 +253,10 @@ def bad_table(key):
         ("bands-4", ["bands", "4"], "bands"),
         ("key-2", ["key", "2"], "key"),
         ("key-u32max", ["key", "0xffffffff"], "key"),
+        ("limit-0", ["limit", "0"], "limit"),
+        ("limit-over", ["limit", str((1 << 24) + 1)], "limit"),
+        ("memory_limit-4095", ["memory_limit", "4095"], "memory_limit"),
+        ("memory_limit-over", ["memory_limit", str((1 << 31) + 1)], "memory_limit"),
         # key flow explicitly: with key cpu there are only nr_cpu_ids rings
         ("memory-cap", ["key", "flow", "flows", "65536", "depth", "4096"], "cap"),
         ("memory-cap-default-flows", ["key", "flow", "flows", "1024", "depth", "4096"], "cap"),
