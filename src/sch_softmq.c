@@ -32,7 +32,6 @@
 #include <linux/module.h>
 #include <linux/netdevice.h>
 #include <linux/percpu.h>
-#include <linux/percpu_counter.h>
 #include <linux/skbuff.h>
 #include <linux/slab.h>
 #include <linux/delay.h>
@@ -101,20 +100,25 @@ struct softmq_cpu_stats {
 	u64	ring_wakeups;
 	u64	drop_overlimit;
 	u64	drop_overmemory;
+	/* This CPU's producers' share of the two bounds, not yet folded. */
+	s32	pkts_delta;
+	s32	mem_delta;
 };
 
 /*
  * One admission bound (limit in packets, or memory_limit in bytes of skb
- * truesize), counted by a percpu_counter: a producer adds to its CPU's
- * delta and folds it into the shared count once it reaches @batch, so the
- * shared line is written once per batch, not once per packet, and read
- * (percpu_counter_read()) off by less than nr_cpu_ids * batch.
+ * truesize), counted as percpu_counter counts but inline and for both
+ * bounds at once: each CPU's producers add to the CPU's delta, the single
+ * consumer to its own, and a delta is folded into @count with one atomic
+ * add once it reaches @batch either way.  The shared line is written once
+ * per batch, not once per packet, and @count is off by less than
+ * (nr_cpu_ids + 1) * batch.
  */
 struct softmq_bound {
-	u32			max;	/* the configured limit */
-	u32			hard;	/* max + max/4: nothing gets past it */
-	s32			batch;	/* fold threshold, <= max/16/nr_cpu_ids */
-	struct percpu_counter	count;
+	u32		max;	/* the configured limit */
+	u32		hard;	/* max + max/4: nothing gets past it */
+	s32		batch;	/* fold threshold, <= max/16/nr_cpu_ids */
+	atomic_long_t	count;
 };
 
 struct softmq_sched_data {
@@ -122,7 +126,7 @@ struct softmq_sched_data {
 	struct softmq_table __rcu	*table;
 	struct softmq_cpu_stats __percpu *cpu_stats;
 
-	/* Read by producers; each count's shared part written once a batch. */
+	/* Read by producers; each count written once a batch. */
 	struct softmq_bound	pkts ____cacheline_aligned_in_smp;
 	struct softmq_bound	memory;
 
@@ -134,6 +138,9 @@ struct softmq_sched_data {
 	/* What we dequeued, counted like the core's bstats (gso_segs). */
 	struct gnet_stats_basic_sync	dequeued;
 	u64			busy_skips;
+	/* The consumer's share of the two bounds, not yet folded. */
+	s32			deq_pkts;
+	s32			deq_mem;
 
 	/* RTNL only. */
 	struct softmq_config	cfg;
@@ -229,17 +236,55 @@ static struct softmq_skb_cb *softmq_skb_cb(struct sk_buff *skb)
 	return (struct softmq_skb_cb *)qdisc_skb_cb(skb)->data;
 }
 
+/* Add @n to the unfolded @delta of @b; fold it once it reaches the batch. */
+static void softmq_bound_add(struct softmq_bound *b, s32 *delta, s32 n)
+{
+	s32 batch = READ_ONCE(b->batch);
+	s32 v = *delta + n;
+
+	if (unlikely(v >= batch || v <= -batch)) {
+		atomic_long_add(v, &b->count);
+		v = 0;
+	}
+	/* dump() sums the deltas from other CPUs. */
+	WRITE_ONCE(*delta, v);
+}
+
+/*
+ * Producer, with preemption off: its CPU's deltas are written only by
+ * whoever runs on that CPU with preemption off (on PREEMPT_RT a BH-off
+ * section alone does not keep another sender off the CPU).
+ */
 static void softmq_charge(struct softmq_sched_data *q, s32 pkts, s32 bytes)
 {
-	percpu_counter_add_batch(&q->pkts.count, pkts, READ_ONCE(q->pkts.batch));
-	percpu_counter_add_batch(&q->memory.count, bytes,
-				 READ_ONCE(q->memory.batch));
+	struct softmq_cpu_stats *cs = this_cpu_ptr(q->cpu_stats);
+
+	softmq_bound_add(&q->pkts, &cs->pkts_delta, pkts);
+	softmq_bound_add(&q->memory, &cs->mem_delta, bytes);
 }
 
 /* Consumer: @skb leaves the queue (sent, or freed by reset). */
 static void softmq_uncharge(struct softmq_sched_data *q, struct sk_buff *skb)
 {
-	softmq_charge(q, -1, -(s32)softmq_skb_cb(skb)->mem_usage);
+	softmq_bound_add(&q->pkts, &q->deq_pkts, -1);
+	softmq_bound_add(&q->memory, &q->deq_mem,
+			 -(s32)softmq_skb_cb(skb)->mem_usage);
+}
+
+/*
+ * Consumer, the queue found empty: fold its deltas, so that an idle
+ * instance's counts are not left overstated by up to a batch.
+ */
+static void softmq_uncharge_flush(struct softmq_sched_data *q)
+{
+	if (q->deq_pkts) {
+		atomic_long_add(q->deq_pkts, &q->pkts.count);
+		WRITE_ONCE(q->deq_pkts, 0);
+	}
+	if (q->deq_mem) {
+		atomic_long_add(q->deq_mem, &q->memory.count);
+		WRITE_ONCE(q->deq_mem, 0);
+	}
 }
 
 enum softmq_verdict {
@@ -249,9 +294,9 @@ enum softmq_verdict {
 };
 
 /* 0 below max, 1 from max to hard, 2 at hard or above. */
-static int softmq_bound_level(struct softmq_bound *b)
+static int softmq_bound_level(const struct softmq_bound *b)
 {
-	s64 n = percpu_counter_read(&b->count);
+	long n = atomic_long_read(&b->count);
 
 	if (likely(n < READ_ONCE(b->max)))
 		return 0;
@@ -260,7 +305,7 @@ static int softmq_bound_level(struct softmq_bound *b)
 
 /*
  * Admission against limit and memory_limit, without a lock and without a
- * write: two reads of lines written once per batch (softmq_bound).
+ * write: two reads of a line written once per batch (softmq_bound).
  * Below both limits, every packet is admitted.  From a limit to 5/4 of
  * it, a packet is admitted only if its ring holds less than its share of
  * each limit (the limit over the rings in use, at least one packet), so
@@ -269,8 +314,8 @@ static int softmq_bound_level(struct softmq_bound *b)
  * backlog a little above the limit, and the 1/4 is the room that keeps
  * it from reaching the ceiling, where a sparse flow would be cut too.
  * From 5/4 of a limit on, nothing is admitted.  The counts a producer
- * reads lag by less than nr_cpu_ids * batch (at most 1/16 of the limit,
- * see softmq_bound_set()), and each CPU may add the packet it is
+ * reads understate by less than nr_cpu_ids * batch (at most 1/16 of the
+ * limit, see softmq_bound_set()), and each CPU may add the packet it is
  * admitting, so the backlog stays under limit * 21/16 + nr_cpu_ids
  * packets and the memory under memory_limit * 21/16 + nr_cpu_ids skbs.
  */
@@ -326,12 +371,7 @@ static int softmq_enqueue(struct sk_buff *skb, struct Qdisc *sch,
 			this_cpu_inc(q->cpu_stats->drop_overmemory);
 		return softmq_drop(skb, sch, to_free);
 	}
-	/*
-	 * Charged before the push, which publishes @skb to the consumer: its
-	 * uncharge can then never run first, and the counts only overstate.
-	 */
 	softmq_skb_cb(skb)->mem_usage = truesize;
-	softmq_charge(q, 1, truesize);
 
 	/*
 	 * Between its tail cmpxchg and its slot store a producer holds the
@@ -341,14 +381,18 @@ static int softmq_enqueue(struct sk_buff *skb, struct Qdisc *sch,
 	 * would hold back every sender of the ring (with key cpu, every task
 	 * on this CPU, SCHED_FIFO ones included) with no lock to boost it.
 	 * Keep those two stores on the CPU; elsewhere BH-off already does.
+	 * The charge goes before the push, which publishes @skb to the
+	 * consumer: its uncharge then never comes first.
 	 */
 	preempt_disable();
+	softmq_charge(q, 1, truesize);
 	res = softmq_ring_push(ring, skb, &retries);
+	if (unlikely(res == SOFTMQ_PUSH_FULL))
+		softmq_charge(q, -1, -(s32)truesize);
 	preempt_enable();
 	if (unlikely(retries))
 		this_cpu_add(q->cpu_stats->push_retries, retries);
 	if (unlikely(res == SOFTMQ_PUSH_FULL)) {
-		softmq_charge(q, -1, -(s32)truesize);
 		this_cpu_inc(q->cpu_stats->drops_ring_full);
 		return softmq_drop(skb, sch, to_free);
 	}
@@ -556,6 +600,7 @@ retry:
 	 */
 	if (busy)
 		set_bit(__QDISC_STATE_DRAINING, &sch->state);
+	softmq_uncharge_flush(q);
 	return NULL;
 }
 
@@ -1045,12 +1090,6 @@ static int softmq_init(struct Qdisc *sch, struct nlattr *opt,
 	q->cpu_stats = alloc_percpu(struct softmq_cpu_stats);
 	if (!q->cpu_stats)
 		return -ENOMEM;
-	/* destroy() runs after a failed init and frees what was set up. */
-	err = percpu_counter_init(&q->pkts.count, 0, GFP_KERNEL);
-	if (!err)
-		err = percpu_counter_init(&q->memory.count, 0, GFP_KERNEL);
-	if (err)
-		return err;
 
 	t = softmq_table_alloc(&cfg);
 	if (!t) {
@@ -1129,8 +1168,6 @@ static void softmq_destroy(struct Qdisc *sch)
 	softmq_table_free(q->draining);
 	softmq_table_free(q->spent);
 	free_percpu(q->cpu_stats);
-	percpu_counter_destroy(&q->pkts.count);
-	percpu_counter_destroy(&q->memory.count);
 }
 
 static int softmq_dump(struct Qdisc *sch, struct sk_buff *skb)
@@ -1176,6 +1213,7 @@ static int softmq_dump_stats(struct Qdisc *sch, struct gnet_dump *d)
 	struct gnet_stats_basic_sync bstats;
 	struct softmq_table *draining;
 	struct gnet_stats_basic_sync deq;
+	long memory = atomic_long_read(&q->memory.count);
 	u64 sent, dequeued;
 	int cpu;
 
@@ -1188,8 +1226,10 @@ static int softmq_dump_stats(struct Qdisc *sch, struct gnet_dump *d)
 		st.ring_wakeups += READ_ONCE(cs->ring_wakeups);
 		st.drop_overlimit += READ_ONCE(cs->drop_overlimit);
 		st.drop_overmemory += READ_ONCE(cs->drop_overmemory);
+		memory += READ_ONCE(cs->mem_delta);
 	}
-	st.memory_usage = percpu_counter_sum_positive(&q->memory.count);
+	memory += READ_ONCE(q->deq_mem);
+	st.memory_usage = max(memory, 0L);
 
 	/* Tables are freed only under RTNL, which dump holds. */
 	softmq_table_stats(softmq_table_locked(q), &st);
