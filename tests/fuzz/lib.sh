@@ -248,6 +248,17 @@ softmq_qlen() {
 		s && /backlog/ {for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+p$/) n += $i + 0}
 		END {print n + 0}'
 }
+# ring_wakeups DEV: ring wakeups summed over DEV's softmq qdiscs now (tc -s)
+ring_wakeups() {
+	tc -s qdisc show dev "$1" | awk '{ for (i = 1; i < NF; i++) if ($i == "ring_wakeups") n += $(i + 1) }
+		END { print n + 0 }'
+}
+# rings_used_check NAME WAKEUPS: the churn's load really queued (a ring
+# woke in the instances sampled before they went away), not bypass only
+rings_used_check() {
+	if [ "$2" -gt 0 ]; then ok "$1"; note "$1: $2 ring wakeups seen"
+	else bad "$1" "no ring ever woke in the sampled instances: the load took the bypass path only, the churn never met a queued packet"; fi
+}
 devtx() {   # tx_packets + tx_dropped of DEV
 	echo $(( $(cat /sys/class/net/"$1"/statistics/tx_packets) + $(cat /sys/class/net/"$1"/statistics/tx_dropped) ))
 }

@@ -11,7 +11,11 @@
 #     must exit non-zero with a FAIL naming each;
 #  2. a build that fails: make check-quick on a copy of the tree whose
 #     source does not compile must exit non-zero, say which build failed,
-#     and boot nothing.
+#     and boot nothing;
+#  3. the VM suites' helpers that once could not fail, each fed the broken
+#     input it must refuse (no VM needed): share_check an analysis that
+#     crashed, wait_drain a qdisc dump that printed nothing, pg_w a
+#     pktgen command that was refused.
 # Prints PASS/FAIL lines and "N passed, N failed"; exits 1 on a failure.
 { # parsed whole before it runs: editing this file cannot break a running copy
 set -uo pipefail
@@ -86,6 +90,29 @@ else
 	pass selftest-build-booted
 fi
 rm -rf "$tmp"
+
+# ---------------------------------------------------------------- 3. helpers
+# Each helper runs in a subshell with the suites' own definitions (read
+# from the scripts, so a change there is what is tested).
+(
+	eval "$(sed -n '/^share_check() {/,/^}/p' "$REPO/tests/vm/30-backlog.sh")"
+	pass() { echo "PASS $1"; }; fail() { echo "FAIL $1: $2"; }; jqv() { jq -r "$2" "$1"; }
+	: > "$W/empty.json"; echo '{}' > "$W/sent.json"
+	share_check sabotage-share "$W/empty.json" 0,1,2 0.1 "$W/sent.json"
+) > "$W/share.log" 2>&1
+expect selftest-share-check "share_check passed an analysis that crashed" "$W/share.log" \
+	'^FAIL sabotage-share: no share analysis'
+(
+	eval "$(sed -n '/^wait_drain() {/,/^}/p' "$REPO/tests/fuzz/lib.sh")"
+	QSTAT=true
+	wait_drain nodev 1 && echo "DRAINED" || echo "NOT DRAINED"
+) > "$W/drain.log" 2>&1
+expect selftest-wait-drain "wait_drain took a silent qdisc dump for a drained one" "$W/drain.log" '^NOT DRAINED$'
+(
+	eval "$(grep '^pg_w()' "$REPO/tests/vm/lib.sh")"
+	pg_w /dev/full "count 10" && echo "ACCEPTED" || echo "REFUSED"
+) > "$W/pg_w.log" 2>&1
+expect selftest-pg-w "pg_w ignored a refused pktgen command" "$W/pg_w.log" '^REFUSED$'
 
 echo "$np passed, $nf failed"
 [ $nf -eq 0 ]

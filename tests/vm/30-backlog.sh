@@ -342,15 +342,26 @@ stuck() {
 	# long before the probe (0.05 s at 2000 pps; idle 0.3 s).
 	ina $FLOWS latency --dev sd0 --dst $IP_D --trials 12 --idle 0.3 --burst 100 --loop \
 		--cpus "$CPUS" > "$res.json"
-	local mo mi lost slow
+	# A stuck packet waits for the next transmit on the qdisc: here the
+	# next trial's burst, 300 ms later, or never (lost after 1 s).  TCG
+	# can stall a vCPU for a few ms at any time, so one slow trial is
+	# judged by the percentile, the worst one only against the stuck
+	# signature.  Measured (6.12): 0.24-0.66 ms to the tap, 0.86-1.43 ms
+	# out of the device over 12 trials; allowance: 10 ms at the 90th
+	# percentile (the 11th of 12), 100 ms for the worst.
+	local mo mi lost slow p90o p90i
 	mo=$(jqv "$res.json" .max_out_ms); mi=$(jqv "$res.json" .max_in_ms); lost=$(jqv "$res.json" .lost)
+	p90o=$(jq '[.trials[] | .out_ms // 1e9] | sort | .[(length * 9 + 9) / 10 - 1 | floor]' "$res.json")
+	p90i=$(jq '[.trials[] | .in_ms // 1e9] | sort | .[(length * 9 + 9) / 10 - 1 | floor]' "$res.json")
 	slow=$(jq -c '[.trials[] | select((.out_ms // 1e9) >= 10 or (.in_ms // 1e9) >= 10)]' "$res.json")
 	if [ "$lost" != 0 ]; then
 		fail "$name" "$lost of 12 single packets did not leave within 1 s: $slow"
-	elif fcmp "$mo < 10 && $mi < 10"; then
-		pass "$name" "max $mo ms to the tap, $mi ms out of the device"
+	elif ! fcmp "$mo < 100 && $mi < 100"; then
+		fail "$name" "a packet waited like a stuck one: max $mo ms to the tap, $mi ms out of the device: $slow"
+	elif fcmp "$p90o < 10 && $p90i < 10"; then
+		pass "$name" "90th percentile $p90o ms to the tap, $p90i ms out of the device (max $mo, $mi)"
 	else
-		fail "$name" "slow: max $mo ms to the tap, $mi ms out of the device: $slow"
+		fail "$name" "slow: 90th percentile $p90o ms to the tap, $p90i ms out of the device: $slow"
 	fi
 	slowdev_set loop 0
 }

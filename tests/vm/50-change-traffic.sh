@@ -87,6 +87,8 @@ run_changes() {
 	[ $((ok + nob + pgs + pge)) -eq "$enq" ] || why="$why; senders handed over $((ok + nob + pgs + pge)) != enqueued $enq"
 	[ "$dr" -eq $((nob + pge)) ] || why="$why; drops $dr != ENOBUFS $nob + pktgen errors $pge"
 	[ "$(jqv "$res.send.json" '.errors | length')" -eq 0 ] || why="$why; sender errors $(jq -c .errors "$res.send.json")"
+	rings_used ina "$dev" || why="$why; the rings carried almost nothing ($RINGS_NOTE): the changes met no queued packet"
+	note "$name: $RINGS_NOTE"
 	local ro
 	ro=$(jq '.reorders + .pg_reorders + .dups + .pg_dups' "$res.json")
 	[ "$ro" -eq 0 ] || why="$why; $ro packets reordered/duplicated at the tap: $(jq -c '[.flows | to_entries[] | select(.value.reorders + .value.dups > 0) | {(.key): [.value.reorders, .value.dups]}] | add' "$res.json" | cut -c1-300)"

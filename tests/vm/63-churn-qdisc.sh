@@ -48,7 +48,7 @@ tcb() {
 }
 RANDOM=7
 pick() { local a=("$@"); echo "${a[RANDOM % ${#a[@]}]}"; }
-fails=0 EBUSY=0 t0=$(date +%s)
+fails=0 EBUSY=0 WAKES=0 t0=$(date +%s)
 for c in $(seq "$CYCLES"); do
 	# Under the cap with 3 bands: flows * pow2(128 + 8 * depth) <= 32 MiB.
 	while :; do
@@ -79,6 +79,7 @@ for c in $(seq "$CYCLES"); do
 		tc qdisc show dev $DEV | sed 's/^/    /'
 		fails=$((fails + 1))
 	fi
+	WAKES=$((WAKES + $(ring_wakeups $DEV)))
 	for p in "${parents[@]}"; do
 		for o in pfifo_fast fq_codel "softmq flows $f bands $b" pfifo_fast softmq; do
 			echo "qdisc replace dev $DEV $p $o"
@@ -91,6 +92,7 @@ for c in $(seq "$CYCLES"); do
 done
 note "churn-qdisc: $c cycles in $(( $(date +%s) - t0 )) s, $EBUSY EBUSY retries, load: pktgen $(pg_totals $DEV | cut -d' ' -f1) packets"
 if [ $fails = 0 ]; then ok churn-qdisc-cycles-$CYCLES; else bad churn-qdisc-cycles-$CYCLES "$fails failed steps (see above)"; fi
+rings_used_check churn-qdisc-rings-used $WAKES
 
 # The checks run on a softmq root that went through one more change.
 tc qdisc replace dev $DEV root handle 1: softmq flows 64 depth 64

@@ -25,7 +25,7 @@ tc qdisc replace dev $DEV root handle 2: softmq
 load_start || { bad churn-txq "cannot start the load"; exit 0; }
 
 RANDOM=11
-fails=0 t0=$(date +%s)
+fails=0 WAKES=0 t0=$(date +%s)
 for s in $(seq "$STEPS"); do
 	case $((s % 4)) in
 	1) tc qdisc del dev $DEV root 2>/dev/null; tc qdisc add dev $DEV root handle 2: softmq key flow;;
@@ -43,10 +43,12 @@ for s in $(seq "$STEPS"); do
 	got=$(ethtool -l $DEV | awk '/^Current/ {c = 1} c && /^TX:/ {print $2; exit}')
 	[ "$got" = "$q" ] || { echo "step $s: $DEV has $got TX queues, want $q"; fails=$((fails + 1)); }
 	sleep 0.3
+	WAKES=$((WAKES + $(ring_wakeups $DEV)))
 	load_keepalive || { echo "step $s: iperf3 died"; fails=$((fails + 1)); }
 done
 note "churn-txq: $STEPS steps in $(( $(date +%s) - t0 )) s"
 if [ $fails = 0 ]; then ok churn-txq-steps-$STEPS; else bad churn-txq-steps-$STEPS "$fails failed steps"; fi
+rings_used_check churn-txq-rings-used $WAKES
 ethtool -L $DEV tx $MAXQ
 ip link set $DEV txqueuelen 1000
 load_stop

@@ -28,7 +28,7 @@ base=$(mem_snap)
 insmod $KO || { bad churn-rmmod "insmod failed"; exit 0; }
 load_start || { bad churn-rmmod "cannot start the load"; exit 0; }
 
-fails=0 t0=$(date +%s)
+fails=0 WAKES=0 t0=$(date +%s)
 for c in $(seq "$CYCLES"); do
 	if [ $((c % 2)) = 1 ]; then
 		tc qdisc replace dev $DEV root handle 1: softmq || { echo "cycle $c: add failed"; fails=$((fails + 1)); }
@@ -48,6 +48,7 @@ for c in $(seq "$CYCLES"); do
 	p1=$(qget "$($QSTAT $DEV)" packets)
 	[ "$before" = "$after" ] || { echo "cycle $c: failed rmmod changed the qdiscs: [$before] -> [$after]"; fails=$((fails + 1)); }
 	[ "$p1" -gt "$p0" ] || { echo "cycle $c: no packets sent after the failed rmmod ($p0 -> $p1)"; fails=$((fails + 1)); }
+	WAKES=$((WAKES + $(ring_wakeups $DEV)))
 	tc qdisc del dev $DEV root || fails=$((fails + 1))
 	out=$(rmmod sch_softmq 2>&1) || { echo "cycle $c: rmmod after delete failed: $out (refs $(refs))"; fails=$((fails + 1)); }
 	insmod $KO || { echo "cycle $c: insmod failed"; fails=$((fails + 1)); break; }
@@ -56,6 +57,7 @@ for c in $(seq "$CYCLES"); do
 done
 note "churn-rmmod: $c cycles in $(( $(date +%s) - t0 )) s"
 if [ $fails = 0 ]; then ok churn-rmmod-cycles-$CYCLES; else bad churn-rmmod-cycles-$CYCLES "$fails failed steps (see above)"; fi
+rings_used_check churn-rmmod-rings-used $WAKES
 
 tc qdisc replace dev $DEV root handle 1: softmq || bad churn-rmmod-works-again "softmq cannot be attached after the reloads"
 load_stop

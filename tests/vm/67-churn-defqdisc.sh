@@ -47,7 +47,7 @@ fi
 tc qdisc replace dev $DEV root softmq
 load_start || { bad churn-defqdisc "cannot start the load"; exit 0; }
 
-fails=0 t0=$(date +%s)
+fails=0 WAKES=0 t0=$(date +%s)
 for c in $(seq "$CYCLES"); do
 	d=dq$c q=$([ $((c % 2)) = 1 ] && echo 1 || echo $TXQ)
 	ip link add $d numtxqueues $q type slowdev || { fails=$((fails + 1)); continue; }
@@ -65,6 +65,7 @@ s.setsockopt(socket.SOL_SOCKET, 25, sys.argv[1].encode())
 for i in range(200):
     s.sendto(b"d" * 100, ("%s.%d" % (sys.argv[2], 2 + i % 200), 9 + i))
 EOF
+	WAKES=$((WAKES + $(ring_wakeups $d)))
 	# every other device goes away with packets still queued
 	[ $((c % 4)) = 0 ] && ip link set $d down
 	ip link del $d || fails=$((fails + 1))
@@ -73,6 +74,7 @@ EOF
 done
 note "churn-defqdisc: $c devices in $(( $(date +%s) - t0 )) s"
 if [ $fails = 0 ]; then ok churn-defqdisc-devices-$CYCLES; else bad churn-defqdisc-devices-$CYCLES "$fails failed steps (see above)"; fi
+rings_used_check churn-defqdisc-rings-used $WAKES
 sysctl -qw net.core.default_qdisc="$old_def"
 load_stop
 after_load churn-defqdisc
