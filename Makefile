@@ -65,7 +65,7 @@ bench-ring:
 # The bench's own default lines unless KERNELS is given (command line or env).
 bench:
 	KERNELS="$(if $(filter file,$(origin KERNELS)),6.12 7.2,$(KERNELS))" \
-		MODE="$(MODE)" HOST="$(HOST)" tests/bench/bench.sh
+		MODE="$(MODE)" HOST="$(HOST)" bench/bench.sh
 .PHONY: bench
 
 clean:

@@ -5,7 +5,7 @@
 #   tests/check.sh [LINE...]        default lines: 6.1 6.12 7.2 7.2-rt
 #
 # 1. installs missing Debian packages (root; otherwise prints the command)
-# 2. userspace suites: make -C tests/ring check, make -C tc-plugin check
+# 2. userspace suites: make -C tests/ring check, make -C tc-plugin check (tests/tc-plugin)
 #    (when their Makefiles exist)
 # 3. tests/install/check.sh (make install, dkms, make deb + lintian) and
 #    tests/lint/check.sh (checkpatch --strict, sparse) on the host against
@@ -175,7 +175,7 @@ touched '^(include/softmq_ring\.h|tests/ring/)' &&
 tools_done
 TC615=$("$TB_DIR/kernels.sh" path tc615)
 if [ -x "$TC615" ]; then export TC_NEW=$TC615; fi
-touched '^(tc-plugin/|include/uapi/)' &&
+touched '^(tc-plugin/|tests/tc-plugin/|include/uapi/)' &&
 	host_suite tc-plugin make -C "$REPO/tc-plugin" check
 
 # ------------------------------------------------------------ install (host)

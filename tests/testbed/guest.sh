@@ -57,7 +57,7 @@ fi
 # turns it on and, when it closes, off again, while pktgen runs on the
 # other vCPU ("Oops: int3" at __netif_receive_skb_core on 7.2-rt in
 # 64-churn-link).  Hold one timestamping socket open for the whole boot
-# so the key is switched once, here.  tests/bench/guest.sh stops it: the
+# so the key is switched once, here.  bench/guest.sh stops it: the
 # bench measures the path without receive timestamps.
 python3 -c 'import signal, socket
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)

@@ -33,10 +33,11 @@
 #   gso-bypassed     UDP GSO through a backlogged queue: xstats.bypassed
 #                    (in the core's packet unit, segments) stays < 1/4 of
 #                    the packets sent
-#   stuck-<key>      a single packet after an idle period leaves the qdisc
-#                    (tap) and the device (slowdev loop=1 echo) within
-#                    10 ms, 12 times, alternating CPUs, each after a burst
-#                    that built and drained a backlog
+#   stuck-<key>      12 single packets, each after an idle period that
+#                    follows a burst (a backlog built and drained),
+#                    alternating CPUs: none lost, none as late as a stuck
+#                    one (100 ms), the 90th percentile out of the qdisc
+#                    (tap) and of the device (slowdev loop=1) within 10 ms
 # make check runs the key cpu cases (fair-cpu and every *-cpu) on the lines
 # tests/vm/quick-plan names for 30-backlog.sh:cpu; make check-full everywhere.
 { # the whole script is parsed before it runs (edits during a run are harmless)

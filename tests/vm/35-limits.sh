@@ -47,7 +47,7 @@ IP_S=198.18.1.1 IP_D=198.18.1.2
 ulimit -n 8192   # a socket per flow: 1000 flows per sender process
 # The sanitizer kernels send an order of magnitude slower under TCG: a
 # slower device keeps the flood ahead of it.
-RATE=2000 FLOOD_S=3
+RATE=2000 FLOOD_S=2
 case $SMQ_LINE in *-kasan|*-kcsan) RATE=200 FLOOD_S=6;; esac
 
 sd_setup() {   # sd_setup [numtxqueues N]: a fresh sd0 in smq_a

@@ -5,7 +5,7 @@
 # softmq yet), change and replace (softmq attached).  Each must exit 1 with
 # an error on stderr and leave the kernel as it was: the device's qdisc
 # dump (handle, options) and softmq's reconfiguration counter unchanged.
-# (The host-side tests in tc-plugin/tests check the message text and that
+# (The host-side tests in tests/tc-plugin check the message text and that
 # nothing is sent.)  Then the out-of-range values and malformed attributes
 # go to the kernel raw, without tc: refused with an error, state unchanged.
 . "$(dirname "$0")/../fuzz/lib.sh"

@@ -4,9 +4,9 @@
 
     report.py --meta META.json --out-prefix bench/results/DATE-ABI RUNS.jsonl...
 
-RUNS.jsonl are the per-boot files tests/bench/guest.sh writes (one "env"
+RUNS.jsonl are the per-boot files bench/guest.sh writes (one "env"
 line, then one "run" line per measurement).  META.json comes from the host
-driver (tests/bench/bench.sh): mode, command, host, time taken, what else
+driver (bench/bench.sh): mode, command, host, time taken, what else
 was running.  Writes PREFIX.json, PREFIX.md and (throughput mode) PREFIX.png;
 prints the markdown on stdout.  Standard library only; the plot is drawn by
 gnuplot (gnuplot-nox) when it is installed.

@@ -29,9 +29,9 @@ import subprocess
 import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-PLUGIN_DIR = os.path.dirname(HERE)
-ROOT = os.path.dirname(PLUGIN_DIR)
+HERE = os.path.dirname(os.path.abspath(__file__))      # tests/tc-plugin
+ROOT = os.path.dirname(os.path.dirname(HERE))
+PLUGIN_DIR = os.path.join(ROOT, 'tc-plugin')
 OUT = os.path.join(PLUGIN_DIR, 'out')
 SHIM = os.path.join(OUT, 'nlshim.so')
 MAN = os.path.join(PLUGIN_DIR, 'tc-softmq.8')
