@@ -148,13 +148,27 @@ struct softmq_sched_data {
 };
 
 /*
- * q->table only changes in init/change/destroy, which hold RTNL and exclude
- * the consumer; every caller of this helper is one of those, the consumer,
- * or a dump under RTNL.
+ * The lock that serializes the consumer: the seqlock while NOLOCK, else the
+ * root lock a classful parent dequeues under (what sch_tree_lock() takes).
  */
-static struct softmq_table *softmq_table_locked(struct softmq_sched_data *q)
+static spinlock_t *softmq_consumer_lock(struct Qdisc *sch)
 {
-	return rcu_dereference_protected(q->table, 1);
+	if (sch->flags & TCQ_F_NOLOCK)
+		return &sch->seqlock;
+	return qdisc_root_sleeping_lock(sch);
+}
+
+/*
+ * q->table only changes in init/change/destroy, which hold RTNL and exclude
+ * the consumer: RTNL holders and the consumer read it without RCU.
+ */
+static struct softmq_table *softmq_table_locked(struct Qdisc *sch)
+{
+	struct softmq_sched_data *q = qdisc_priv(sch);
+
+	return rcu_dereference_protected(q->table,
+					 lockdep_rtnl_is_held() ||
+					 lockdep_is_held(softmq_consumer_lock(sch)));
 }
 
 /* ---- data path ------------------------------------------------------------ */
@@ -532,9 +546,9 @@ static bool softmq_table_idle(const struct softmq_table *t)
 	return true;
 }
 
-static struct sk_buff *softmq_dequeue_tables(struct softmq_sched_data *q,
-					     bool *busy)
+static struct sk_buff *softmq_dequeue_tables(struct Qdisc *sch, bool *busy)
 {
+	struct softmq_sched_data *q = qdisc_priv(sch);
 	struct softmq_table *old = q->draining;
 	struct sk_buff *skb;
 
@@ -556,7 +570,7 @@ static struct sk_buff *softmq_dequeue_tables(struct softmq_sched_data *q,
 		q->draining = NULL;
 		q->spent = old;
 	}
-	return softmq_table_dequeue(q, softmq_table_locked(q), busy);
+	return softmq_table_dequeue(q, softmq_table_locked(sch), busy);
 }
 
 static struct sk_buff *softmq_dequeue(struct Qdisc *sch)
@@ -568,7 +582,7 @@ static struct sk_buff *softmq_dequeue(struct Qdisc *sch)
 
 retry:
 	busy = false;
-	skb = softmq_dequeue_tables(q, &busy);
+	skb = softmq_dequeue_tables(sch, &busy);
 	if (likely(skb)) {
 		softmq_uncharge(q, skb);
 		bstats_update(&q->dequeued, skb);
@@ -650,7 +664,7 @@ static struct sk_buff *softmq_peek(struct Qdisc *sch)
 	if (q->draining)
 		skb = softmq_peek_table(q->draining);
 	if (!skb)
-		skb = softmq_peek_table(softmq_table_locked(q));
+		skb = softmq_peek_table(softmq_table_locked(sch));
 	return skb;
 }
 
@@ -935,17 +949,6 @@ static void softmq_default_limits(struct Qdisc *sch, struct softmq_config *cfg)
 }
 
 /*
- * The lock that serializes the consumer: the seqlock while NOLOCK, else the
- * root lock a classful parent dequeues under (what sch_tree_lock() takes).
- */
-static spinlock_t *softmq_consumer_lock(struct Qdisc *sch)
-{
-	if (sch->flags & TCQ_F_NOLOCK)
-		return &sch->seqlock;
-	return qdisc_root_sleeping_lock(sch);
-}
-
-/*
  * Leave the consumer lock the way qdisc_run_end() leaves the seqlock: a
  * producer whose qdisc_run_begin() lost the trylock to us set MISSED and
  * returned, counting on the holder to run the qdisc again.  Without this a
@@ -1032,7 +1035,7 @@ static int softmq_change(struct Qdisc *sch, struct nlattr *opt,
 	}
 
 	spin_lock_bh(lock);
-	old = softmq_table_locked(q);
+	old = softmq_table_locked(sch);
 	q->draining = old;
 	rcu_assign_pointer(q->table, new);
 	WRITE_ONCE(q->quantum, cfg.quantum);
@@ -1115,7 +1118,7 @@ static int softmq_init(struct Qdisc *sch, struct nlattr *opt,
 static void softmq_reset(struct Qdisc *sch)
 {
 	struct softmq_sched_data *q = qdisc_priv(sch);
-	struct softmq_table *t = softmq_table_locked(q);
+	struct softmq_table *t = softmq_table_locked(sch);
 	struct sk_buff *skb;
 
 	/* Half-initialised after a failed init. */
@@ -1158,7 +1161,7 @@ static void softmq_reset(struct Qdisc *sch)
 static void softmq_destroy(struct Qdisc *sch)
 {
 	struct softmq_sched_data *q = qdisc_priv(sch);
-	struct softmq_table *t = softmq_table_locked(q);
+	struct softmq_table *t = softmq_table_locked(sch);
 
 	if (t)
 		softmq_table_purge(NULL, t);
@@ -1232,7 +1235,7 @@ static int softmq_dump_stats(struct Qdisc *sch, struct gnet_dump *d)
 	st.memory_usage = max(memory, 0L);
 
 	/* Tables are freed only under RTNL, which dump holds. */
-	softmq_table_stats(softmq_table_locked(q), &st);
+	softmq_table_stats(softmq_table_locked(sch), &st);
 	draining = READ_ONCE(q->draining);
 	if (draining) {
 		softmq_table_stats(draining, &st);
