@@ -12,8 +12,8 @@
 #   fair-cpu         key cpu: the same between two CPUs (one flow pinned
 #                    to each, 1442 vs 106-byte frames)
 #   prio-<key>       bands 3: while a prio 6 flow (band 0) is backlogged
-#                    >= 95 % of the packets leaving are its; before it
-#                    starts, prio 0 (band 1) gets >= 95 % against prio 1
+#                    >= 90 % of the packets leaving are its; before it
+#                    starts, prio 0 (band 1) gets >= 90 % against prio 1
 #                    (band 2); prio-bands1: with bands 1 the prio 6 flow
 #                    gets no such precedence (the check can tell)
 #   ringfull-<key>   one ring (flows 1 / a pinned CPU) of depth 16, blasted:
@@ -174,12 +174,14 @@ prio() {
 		if [ "$n0" -lt 500 ] || [ "$(jqv "$res.before.json" .share.total_pkts)" -lt 300 ]; then
 			fail "$name" "too few packets to judge: $n0 while band 0 was busy, $(jqv "$res.before.json" .share.total_pkts) before it (sender timing? $(jq -c '.flows | map_values({first, last})' "$res.all.json"))"
 		# Not 100 %: a python sender under TCG leaves gaps in which its
-		# ring is empty and the lower band is served (7.2-rt: 97.3 %).
-		# Without priority the share would be about half.
-		elif fcmp "$s0 >= 0.95 && $s1 >= 0.95"; then
+		# ring is empty and the lower band is served.  Measured: 100 %
+		# (6.12), 97.3 % (7.2-rt, the lowest seen); without priority
+		# (the bands 1 control below) 33 %.  90 % keeps the verdict
+		# far from both.
+		elif fcmp "$s0 >= 0.90 && $s1 >= 0.90"; then
 			pass "$name" "band 0 got $(awk "BEGIN{printf \"%.1f\", $s0*100}")% of $n0 packets while queued; band 1 vs band 2 before: $(awk "BEGIN{printf \"%.1f\", $s1*100}")%"
 		else
-			fail "$name" "band 0 (prio 6) got only $s0 of $n0 packets while backlogged; band 1 (prio 0) vs band 2 (prio 1) got $s1 before (>= 0.95 expected)"
+			fail "$name" "band 0 (prio 6) got only $s0 of $n0 packets while backlogged; band 1 (prio 0) vs band 2 (prio 1) got $s1 before (>= 0.90 expected)"
 		fi
 	done
 	local name=backlog-prio-bands1 res=$SMQ_OUT/backlog-prio-bands1
