@@ -70,6 +70,7 @@
 /* Full barrier between two plain loads (softmq_ring_seen()). */
 #define smq_mb()			smp_mb()
 #define smq_find_next_bit(map, n, from)	find_next_bit(map, n, from)
+#define smq_find_next_bit_wrap(map, n, from) find_next_bit_wrap(map, n, from)
 
 /* ---- primitives: userspace (C11/GCC atomics; TSan understands them) ----- */
 #else
@@ -139,6 +140,19 @@ static inline unsigned long smq_find_next_bit(const unsigned long *map,
 		from = (from | (BITS_PER_LONG - 1)) + 1;
 	}
 	return n;
+}
+
+/* find_next_bit_wrap(): from @from to @n, then from 0 up to @from. */
+static inline unsigned long smq_find_next_bit_wrap(const unsigned long *map,
+						   unsigned long n,
+						   unsigned long from)
+{
+	unsigned long idx = smq_find_next_bit(map, n, from);
+
+	if (idx < n)
+		return idx;
+	idx = smq_find_next_bit(map, from, 0);
+	return idx < from ? idx : n;
 }
 #endif /* __KERNEL__ */
 
@@ -298,23 +312,16 @@ static inline unsigned long softmq_active_next(const unsigned long *map,
 }
 
 /*
- * Consumer.  The first marked ring at or after @from, else the first before
- * it (one wrap), else @n.  The wrapped scan stops at @from: [from, n) was
- * just found unmarked.  A mark set behind the scan is missed as by any
- * scan; the producer that set it runs the qdisc after its push.
+ * Consumer.  The first marked ring at or after @from (at most @n), else the
+ * first before it (one wrap), else @n: the kernel's find_next_bit_wrap().
+ * A mark set behind the scan is missed as by any scan; the producer that
+ * set it runs the qdisc after its push.
  */
 static inline unsigned long softmq_active_next_wrap(const unsigned long *map,
 						    unsigned long n,
 						    unsigned long from)
 {
-	unsigned long idx = softmq_active_next(map, n, from);
-
-	if (idx < n || !from)
-		return idx;
-	if (from > n)
-		from = n;
-	idx = softmq_active_next(map, from, 0);
-	return idx < from ? idx : n;
+	return smq_find_next_bit_wrap(map, n, from);
 }
 
 /*

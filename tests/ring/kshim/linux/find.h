@@ -16,4 +16,17 @@ static inline unsigned long find_next_bit(const unsigned long *addr,
 			return offset;
 	return size;
 }
+
+/* As lib/find_bit's: [offset, size), then [0, offset). */
+static inline unsigned long find_next_bit_wrap(const unsigned long *addr,
+					       unsigned long size,
+					       unsigned long offset)
+{
+	unsigned long bit = find_next_bit(addr, size, offset);
+
+	if (bit < size)
+		return bit;
+	bit = find_next_bit(addr, offset, 0);
+	return bit < offset ? bit : size;
+}
 #endif
