@@ -129,7 +129,7 @@ check_flood() {
 	enq=$(egress_count ina sd0)
 	peak=$(awk '{ print $4 }' "$out.peak")
 	for j in "$@"; do sent=$((sent + $(handed "$j"))); done
-	note "$name: peak backlog $peak (limit $lim, bound $(bound "$lim")), drop_overlimit $ol, ring_full $rf, sent $pk dropped $dr of $enq; samples $(awk '{ print $3 }' "$out.peak")"
+	note "$name: peak backlog $peak (limit $lim, bound $(bound "$lim")), peak memory_usage $(awk '{ print $5 }' "$out.peak") (memory_limit $(ina $SMQ get sd0 options.memory_limit)), drop_overlimit $ol, ring_full $rf, sent $pk dropped $dr of $enq; samples $(awk '{ print $3 }' "$out.peak")"
 	[ -n "$peak" ] || { fail "$name" "no peak samples: $(cat "$out.peak")"; return 1; }
 	[ "$peak" -le "$(bound "$lim")" ] || why="$why; peak backlog $peak > bound $(bound "$lim")"
 	[ "$peak" -ge $((lim * 15 / 16)) ] || why="$why; peak backlog $peak < 15/16 of limit $lim: the flood never reached the limit"
