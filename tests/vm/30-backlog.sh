@@ -58,28 +58,15 @@ RATE=2000
 # per flow (about a second of backlog even for the small frames) leave
 # them a 2x margin; the window still holds > 2000 packets.
 FAIR_RATE=1000 FAIR_SNDBUF=1048576
-IP_S=198.18.1.1 IP_D=198.18.1.2
+IP_D=$SD_DST
 KEYS=flow
 part_runs 30-backlog.sh:cpu && KEYS="flow cpu"
 
-sd_setup() {   # sd_setup [numtxqueues N]: a fresh sd0 in smq_a
-	ns_teardown
-	ip netns add $NS_A || return 1
-	ina sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
-	ina ip link set lo up
-	ina ip link add sd0 "$@" type slowdev || return 1
-	ina ip addr add $IP_S/24 dev sd0
-	ina ip link set sd0 up
-}
 sd_diag() {    # one line: why is nothing leaving sd0?
 	echo "carrier $(ina cat /sys/class/net/sd0/carrier 2>&1)," \
 		"operstate $(ina cat /sys/class/net/sd0/operstate 2>&1);" \
 		"slowdev: $(ina ethtool -S sd0 2>&1 | awk 'NR > 1 { printf "%s%s ", $1, $2 }')" \
 		"qdisc: $(ina $SMQ get sd0 kind stats xstats 2>&1 | tr -d '"' | cut -c1-400)"
-}
-sd_qdisc() {   # sd_qdisc softmq-words...
-	ina tc qdisc del dev sd0 root 2>/dev/null
-	ina $SMQ add sd0 root "$@"
 }
 
 # share_check NAME JSON FLOWS TOLERANCE SENDJSON: every flow's byte share

@@ -172,6 +172,26 @@ egress_count() {        # egress_count NSCMD DEV -> packets seen
 		jq '[.[] | .options.actions[]?.stats.packets // empty] | add // 0'
 }
 
+# ---------------------------------------------------------------- slowdev
+# sd0: a slowdev (tests/modules/slowdev, loaded by the script) in $NS_A,
+# SD_SRC/24, one static neighbour SD_DST: a device slower than the senders,
+# so that packets really queue (on an idle softmq they would bypass it).
+SD_SRC=198.18.1.1 SD_DST=198.18.1.2
+sd_setup() {   # sd_setup [numtxqueues N]: a fresh sd0 in smq_a
+	ns_teardown
+	ip netns add $NS_A || return 1
+	ina sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
+	ina ip link set lo up
+	ina ip link add sd0 "$@" type slowdev || return 1
+	ina ip addr add $SD_SRC/24 dev sd0
+	ina ip link set sd0 up
+	ina ip neigh replace $SD_DST lladdr 02:00:00:00:00:02 dev sd0 nud permanent
+}
+sd_qdisc() {   # sd_qdisc softmq-words...: a fresh softmq root on sd0
+	ina tc qdisc del dev sd0 root 2>/dev/null
+	ina $SMQ add sd0 root "$@"
+}
+
 # ---------------------------------------------------------------- capture
 # cap_start PREFIX DEV FILE [tcpdump args]: capture transmitted packets (the
 # device's transmit tap: the order the qdisc released them).  PREFIX is a
