@@ -160,7 +160,10 @@ static spinlock_t *softmq_consumer_lock(struct Qdisc *sch)
 
 /*
  * q->table only changes in init/change/destroy, which hold RTNL and exclude
- * the consumer: RTNL holders and the consumer read it without RCU.
+ * the consumer: RTNL holders and the consumer read it without RCU.  Under a
+ * classful parent the consumer holds the root lock, which only RTNL may
+ * look up (qdisc_root_sleeping_lock()): lockdep checks the NOLOCK consumer
+ * and RTNL, and takes the locked mode on trust.
  */
 static struct softmq_table *softmq_table_locked(struct Qdisc *sch)
 {
@@ -168,7 +171,8 @@ static struct softmq_table *softmq_table_locked(struct Qdisc *sch)
 
 	return rcu_dereference_protected(q->table,
 					 lockdep_rtnl_is_held() ||
-					 lockdep_is_held(softmq_consumer_lock(sch)));
+					 lockdep_is_held(&sch->seqlock) ||
+					 !(sch->flags & TCQ_F_NOLOCK));
 }
 
 /* ---- data path ------------------------------------------------------------ */
