@@ -12,9 +12,8 @@
 #   flood-flow   key flow, limit 4000 (about 4 packets per ring in use:
 #                the regime where the fat flows' refills keep the backlog
 #                near the limit, below the ceiling): 2 senders x 1000
-#                flows (by port),
-#                flat out: peak backlog within the bound and >= 15/16 of
-#                the limit (it was reached), drop_overlimit > 0 and no ring
+#                flows (by port), flat out: peak backlog within the bound,
+#                drop_overlimit > 0 (the limit was reached) and no ring
 #                full (the limit, not the rings, bounded it); a sparse flow
 #                (100 packets/s, prio 6: its own band) loses < 1 %; sent +
 #                dropped + backlog == enqueued (clsact) == handed over by
@@ -117,8 +116,10 @@ check_flood() {
 	note "$name: peak backlog $peak (limit $lim, bound $(bound "$lim")), peak memory_usage $(awk '{ print $5 }' "$out.peak") (memory_limit $(ina $SMQ get sd0 options.memory_limit)), drop_overlimit $ol, ring_full $rf, sent $pk dropped $dr of $enq; samples $(awk '{ print $3 }' "$out.peak")"
 	[ -n "$peak" ] || { fail "$name" "no peak samples: $(cat "$out.peak")"; return 1; }
 	[ "$peak" -le "$(bound "$lim")" ] || why="$why; peak backlog $peak > bound $(bound "$lim")"
-	[ "$peak" -ge $((lim * 15 / 16)) ] || why="$why; peak backlog $peak < 15/16 of limit $lim: the flood never reached the limit"
-	[ "$ol" -gt 0 ] || why="$why; no drop_overlimit"
+	# drop_overlimit counts only while the count is at the limit: proof
+	# that the flood reached it (the sampled peak may miss the top on a
+	# slow kernel, where one sample takes tens of ms)
+	[ "$ol" -gt 0 ] || why="$why; no drop_overlimit: the flood never reached the limit"
 	[ "$rf" = 0 ] || why="$why; drops_ring_full $rf: the rings, not the limit, bounded the backlog"
 	[ $((pk + dr + ql)) -eq "$enq" ] || why="$why; sent $pk + dropped $dr + backlog $ql != enqueued $enq"
 	[ "$sent" -eq "$enq" ] || why="$why; senders handed over $sent != enqueued $enq"
@@ -163,8 +164,7 @@ memory() {
 	note "$name: peak memory_usage $peak (memory_limit $mlim, bound $bnd), drop_overmemory $om, after drain $mu"
 	[ -n "$peak" ] || { fail "$name" "no peak samples: $(cat "$out.peak")"; return; }
 	[ "$peak" -le "$bnd" ] || why="$why; peak memory_usage $peak > bound $bnd"
-	[ "$peak" -ge $((mlim * 3 / 4)) ] || why="$why; peak memory_usage $peak < 3/4 of memory_limit $mlim: never reached"
-	[ "$om" -gt 0 ] || why="$why; no drop_overmemory"
+	[ "$om" -gt 0 ] || why="$why; no drop_overmemory: the flood never reached memory_limit"
 	[ "$mu" = 0 ] || why="$why; memory_usage $mu after the backlog drained"
 	[ "$(jqv "$out.send.json" '.errors | length')" -eq 0 ] || why="$why; sender errors $(jq -c .errors "$out.send.json")"
 	if [ -z "$why" ]; then pass "$name"; else fail "$name" "${why#; }"; fi
