@@ -87,7 +87,7 @@ run_changes() {
 	[ $((ok + nob + pgs + pge)) -eq "$enq" ] || why="$why; senders handed over $((ok + nob + pgs + pge)) != enqueued $enq"
 	[ "$dr" -eq $((nob + pge)) ] || why="$why; drops $dr != ENOBUFS $nob + pktgen errors $pge"
 	[ "$(jqv "$res.send.json" '.errors | length')" -eq 0 ] || why="$why; sender errors $(jq -c .errors "$res.send.json")"
-	rings_used ina "$dev" || why="$why; the rings carried almost nothing ($RINGS_NOTE): the changes met no queued packet"
+	rings_used ina "$dev" || why="$why; the rings carried nothing ($RINGS_NOTE): the changes met no queued packet"
 	note "$name: $RINGS_NOTE"
 	local ro
 	ro=$(jq '.reorders + .pg_reorders + .dups + .pg_dups' "$res.json")

@@ -239,16 +239,18 @@ cap_stop() {
 # ---------------------------------------------------------------- queueing
 # rings_used NSCMD DEV: did the softmq qdiscs of DEV (all of them: the root
 # or mq's children) queue packets in their rings, rather than send every
-# one by the bypass path?  True if a ring woke and the rings carried at
-# least 1 % of what was sent; RINGS_NOTE holds the counts either way.  A
-# traffic case that claims something about queueing asserts this.
+# one by the bypass path?  True if a ring woke and the rings carried
+# packets; RINGS_NOTE holds the counts either way.  A traffic case that
+# claims something about queueing asserts this.  No share is required: on
+# 6.1/6.12 a veth never stops its queue, and TCP with GSO put 451 of
+# 211058 segments (ten skbs) through the rings of 20-traffic's case.
 RINGS_NOTE=""
 rings_used() {
 	local sent byp wk
 	read -r sent byp wk <<< "$($1 $SMQ show "$2" | jq -r '[.[] | select(.kind == "softmq")] |
 		"\(map(.stats.packets) | add // 0) \(map(.xstats.bypassed) | add // 0) \(map(.xstats.ring_wakeups) | add // 0)"')"
 	RINGS_NOTE="sent $sent, $((sent - byp)) through the rings, ring wakeups $wk"
-	[ "${wk:-0}" -gt 0 ] && [ $((sent - byp)) -gt 0 ] && [ $(((sent - byp) * 100)) -ge "$sent" ]
+	[ "${wk:-0}" -gt 0 ] && [ $((sent - byp)) -gt 0 ]
 }
 
 # ---------------------------------------------------------------- waiting
