@@ -54,6 +54,7 @@
 #define SMQ_CACHELINE_ALIGNED		____cacheline_aligned_in_smp
 #define smq_tail_read(p)		atomic_long_read(p)
 #define smq_tail_set(p, v)		atomic_long_set(p, v)
+#define smq_tail_add(p, v)		atomic_long_add(v, p)
 /* Fully ordered when it succeeds (atomic_t.txt); failure orders nothing. */
 #define smq_tail_try_cmpxchg(p, oldp, new) atomic_long_try_cmpxchg(p, oldp, new)
 /* Acquire/release pairs: see the comments at each use below. */
@@ -86,6 +87,7 @@
 #define SMQ_CACHELINE_ALIGNED		_Alignas(64)
 #define smq_tail_read(p)		__atomic_load_n(p, __ATOMIC_RELAXED)
 #define smq_tail_set(p, v)		__atomic_store_n(p, v, __ATOMIC_RELAXED)
+#define smq_tail_add(p, v)		((void)__atomic_fetch_add(p, v, __ATOMIC_RELAXED))
 #define smq_tail_try_cmpxchg(p, oldp, new) \
 	__atomic_compare_exchange_n(p, oldp, new, false, \
 				    __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)
@@ -167,11 +169,13 @@ struct softmq_ring {
 	SMQ_CACHELINE_ALIGNED smq_tail_t tail;
 	unsigned long	head_snap;	/* a recent head; spares producers a miss */
 	unsigned long	mask;		/* depth - 1, read-only after init */
+	smq_tail_t	bytes_in;	/* bytes pushed (softmq_ring_account) */
 
 	/* Consumer line: written by the consumer only. */
 	SMQ_CACHELINE_ALIGNED unsigned long head;
 	unsigned long	cmask;		/* copy of mask, keeps pops off the producer line */
 	long		credit;		/* consumer-private: softmq's DRR deficit */
+	unsigned long	bytes_out;	/* bytes popped (softmq_ring_taken) */
 
 	SMQ_CACHELINE_ALIGNED void *slot[];
 };
@@ -196,9 +200,11 @@ static inline void softmq_ring_init(struct softmq_ring *r, unsigned int depth)
 	smq_tail_set(&r->tail, SOFTMQ_RING_IDLE);
 	r->head_snap = 0;
 	r->mask = depth - 1;
+	smq_tail_set(&r->bytes_in, 0);
 	r->head = 0;
 	r->cmask = depth - 1;
 	r->credit = 0;
+	r->bytes_out = 0;
 }
 
 static inline unsigned long softmq_ring_pos(long tail)
@@ -293,6 +299,33 @@ static inline unsigned long softmq_ring_len(const struct softmq_ring *r)
 
 	return (softmq_ring_pos(smq_tail_read(&r->tail)) - head) &
 	       SOFTMQ_RING_POS_MASK;
+}
+
+/*
+ * Byte backlog.  A producer adds an item's size before its push (and takes
+ * it back if the push found the ring full); the push's cmpxchg orders the
+ * add before the item is published, and the consumer subtracts only after
+ * its pop, so the consumer's softmq_ring_backlog() never goes below zero.
+ * The add is on the producer line the push writes anyway.
+ */
+static inline void softmq_ring_account(struct softmq_ring *r, long bytes)
+{
+	smq_tail_add(&r->bytes_in, bytes);
+}
+
+/* Consumer, after popping an item of @bytes. */
+static inline void softmq_ring_taken(struct softmq_ring *r, unsigned long bytes)
+{
+	smq_write_once(r->bytes_out, r->bytes_out + bytes);
+}
+
+/* Any CPU: the bytes queued, as softmq_ring_len() counts items. */
+static inline unsigned long softmq_ring_backlog(const struct softmq_ring *r)
+{
+	unsigned long out = smq_read_once(r->bytes_out);
+	long n = (long)((unsigned long)smq_tail_read(&r->bytes_in) - out);
+
+	return n > 0 ? (unsigned long)n : 0;
 }
 
 /* ---- active marking ------------------------------------------------------ */

@@ -35,6 +35,8 @@
 #include <linux/skbuff.h>
 #include <linux/slab.h>
 #include <linux/delay.h>
+#include <net/codel.h>
+#include <net/codel_impl.h>
 #include <net/netlink.h>
 #include <net/pkt_sched.h>
 #include <net/sch_generic.h>
@@ -44,8 +46,9 @@
 #include "softmq_ring.h"
 
 #define SOFTMQ_MAX_BANDS	3
-/* How long change() waits for a previous geometry to drain. */
+/* How long change() waits for a previous geometry to drain, and how often it looks. */
 #define SOFTMQ_DRAIN_WAIT_MS	100
+#define SOFTMQ_DRAIN_POLL_MS	20
 /* The largest fold batches of the limit counters (softmq_bound). */
 #define SOFTMQ_PKTS_BATCH_MAX	64
 #define SOFTMQ_MEMORY_BATCH_MAX	(128 << 10)
@@ -58,6 +61,22 @@ struct softmq_config {
 	u32	key;
 	u32	limit;
 	u32	memory_limit;
+	u32	codel;
+	u32	target;		/* us */
+	u32	interval;	/* us */
+	u32	ecn;
+	u32	ce_threshold;	/* us, or SOFTMQ_CE_THRESHOLD_OFF */
+};
+
+/*
+ * A ring and what only the consumer keeps about it: its CoDel state and the
+ * round in which it was last served as a new flow.  Allocated together on
+ * first use; the ring goes last, its slots follow it.
+ */
+struct softmq_flow {
+	struct codel_vars	cvars;
+	u32			new_round;
+	struct softmq_ring	ring;
 };
 
 /*
@@ -74,6 +93,11 @@ struct softmq_table {
 	u32			hash_seed;
 	atomic_t		allocated;	/* rings allocated so far */
 	unsigned long		*active[SOFTMQ_MAX_BANDS];
+	/*
+	 * Consumer only: rings it has found marked since they last woke.  A
+	 * marked ring missing here woke since: a new (sparse) flow.
+	 */
+	unsigned long		*known[SOFTMQ_MAX_BANDS];
 	struct softmq_ring	**rings;	/* [band * nr_rings + idx] */
 
 	/*
@@ -85,6 +109,10 @@ struct softmq_table {
 
 	/* Consumer only, or change() with the consumer excluded. */
 	u32			cursor[SOFTMQ_MAX_BANDS] ____cacheline_aligned_in_smp;
+	/* The ring served as a new flow now, or nr_rings for none. */
+	u32			new_idx[SOFTMQ_MAX_BANDS];
+	/* Round-robin laps: a ring is served as new at most once a lap. */
+	u32			round[SOFTMQ_MAX_BANDS];
 	/*
 	 * Set by change() once no producer can reach this table (release;
 	 * the consumer reads it with acquire, so it sees every push that was
@@ -133,7 +161,6 @@ struct softmq_sched_data {
 	/* Consumer state. */
 	struct softmq_table	*draining ____cacheline_aligned_in_smp;
 	struct softmq_table	*spent;		/* drained, freed by change/destroy */
-	u32			quantum;
 	u32			ring_hiwat;
 	/* What we dequeued, counted like the core's bstats (gso_segs). */
 	struct gnet_stats_basic_sync	dequeued;
@@ -141,8 +168,18 @@ struct softmq_sched_data {
 	/* The consumer's share of the two bounds, not yet folded. */
 	s32			deq_pkts;
 	s32			deq_mem;
+	/* CoDel, per ring (struct softmq_flow); params change under our lock. */
+	bool			codel;
+	struct codel_params	cparams;
+	struct codel_stats	cstats;
+	u32			codel_backlog;	/* the ring's bytes, for codel_dequeue() */
+	u64			codel_drops;
+	u32			new_flow_count;
 
-	/* RTNL only. */
+	/*
+	 * Written under RTNL, each field with WRITE_ONCE: dump() may read it
+	 * without RTNL, and the consumer reads quantum.
+	 */
 	struct softmq_config	cfg;
 	u64			reconfigs;
 };
@@ -207,6 +244,22 @@ static unsigned int softmq_ring_index(const struct softmq_table *t,
 				t->nr_rings);
 }
 
+static struct softmq_flow *softmq_flow(struct softmq_ring *ring)
+{
+	return container_of(ring, struct softmq_flow, ring);
+}
+
+static size_t softmq_flow_bytes(unsigned int depth)
+{
+	return offsetof(struct softmq_flow, ring) + softmq_ring_bytes(depth);
+}
+
+static void softmq_flow_free(struct softmq_ring *ring)
+{
+	if (ring)
+		kfree(softmq_flow(ring));
+}
+
 /*
  * Rings are allocated on first use, so an instance costs only its pointer
  * table until flows show up.  Racing producers both allocate; the cmpxchg
@@ -217,18 +270,20 @@ static struct softmq_ring *softmq_ring_lookup(struct softmq_table *t,
 					      unsigned int slot)
 {
 	struct softmq_ring *ring = READ_ONCE(t->rings[slot]);
+	struct softmq_flow *flow;
 	struct softmq_ring *old;
 
 	if (likely(ring))
 		return ring;
 
-	ring = kzalloc(softmq_ring_bytes(t->depth), GFP_ATOMIC | __GFP_NOWARN);
-	if (!ring)
+	flow = kzalloc(softmq_flow_bytes(t->depth), GFP_ATOMIC | __GFP_NOWARN);
+	if (!flow)
 		return NULL;
+	ring = &flow->ring;
 	softmq_ring_init(ring, t->depth);
 	old = cmpxchg(&t->rings[slot], NULL, ring);
 	if (old) {
-		kfree(ring);
+		kfree(flow);
 		return old;
 	}
 	atomic_inc(&t->allocated);
@@ -243,12 +298,14 @@ static int softmq_drop(struct sk_buff *skb, struct Qdisc *sch,
 	return qdisc_drop(skb, sch, to_free);
 }
 
-/* What a queued skb was charged: its truesize may change before dequeue. */
 struct softmq_skb_cb {
-	u32	mem_usage;
+	/* What a queued skb was charged: its truesize may change before dequeue. */
+	u32		mem_usage;
+	/* Stamped by the producer, read by CoDel at dequeue. */
+	codel_time_t	enqueue_time;
 };
 
-static struct softmq_skb_cb *softmq_skb_cb(struct sk_buff *skb)
+static struct softmq_skb_cb *softmq_skb_cb(const struct sk_buff *skb)
 {
 	qdisc_cb_private_validate(skb, sizeof(struct softmq_skb_cb));
 	return (struct softmq_skb_cb *)qdisc_skb_cb(skb)->data;
@@ -390,6 +447,7 @@ static int softmq_enqueue(struct sk_buff *skb, struct Qdisc *sch,
 		return softmq_drop(skb, sch, to_free);
 	}
 	softmq_skb_cb(skb)->mem_usage = truesize;
+	softmq_skb_cb(skb)->enqueue_time = codel_get_time();
 
 	/*
 	 * Between its tail cmpxchg and its slot store a producer holds the
@@ -399,14 +457,17 @@ static int softmq_enqueue(struct sk_buff *skb, struct Qdisc *sch,
 	 * would hold back every sender of the ring (with key cpu, every task
 	 * on this CPU, SCHED_FIFO ones included) with no lock to boost it.
 	 * Keep those two stores on the CPU; elsewhere BH-off already does.
-	 * The charge goes before the push, which publishes @skb to the
-	 * consumer: its uncharge then never comes first.
+	 * The charge (and the ring's byte count) goes before the push, which
+	 * publishes @skb to the consumer: its uncharge never comes first.
 	 */
 	preempt_disable();
 	softmq_charge(q, 1, truesize);
+	softmq_ring_account(ring, pkt_len);
 	res = softmq_ring_push(ring, skb, &retries);
-	if (unlikely(res == SOFTMQ_PUSH_FULL))
+	if (unlikely(res == SOFTMQ_PUSH_FULL)) {
+		softmq_ring_account(ring, -(long)pkt_len);
 		softmq_charge(q, -1, -(s32)truesize);
+	}
 	preempt_enable();
 	if (unlikely(retries))
 		this_cpu_add(q->cpu_stats->push_retries, retries);
@@ -449,6 +510,153 @@ static void softmq_note_occupancy(struct softmq_sched_data *q,
 		WRITE_ONCE(q->ring_hiwat, n);
 }
 
+/* Consumer: the next packet of @ring, its bytes off the ring's count. */
+static struct sk_buff *softmq_ring_take(struct softmq_ring *ring)
+{
+	struct sk_buff *skb = softmq_ring_pop(ring);
+
+	if (skb)
+		softmq_ring_taken(ring, qdisc_pkt_len(skb));
+	return skb;
+}
+
+/*
+ * A queued packet leaves without being sent (CoDel, reset()): it is counted
+ * as dropped, and leaves the backlog by the same per-CPU counters it
+ * entered.  Zeroing those in reset() would race with producers of other TX
+ * queues still enqueueing into a shared root (the sums could end at +1, or
+ * at -1 wrapped), and the packets would vanish from the identity
+ * "enqueued == sent + dropped + backlog".  The per-CPU values may go below
+ * zero one by one; only their sum means anything.
+ */
+static void softmq_queued_drop(struct Qdisc *sch, struct sk_buff *skb)
+{
+	softmq_uncharge(qdisc_priv(sch), skb);
+	if (qdisc_is_percpu_stats(sch)) {
+		qdisc_qstats_cpu_backlog_dec(sch, skb);
+		qdisc_qstats_cpu_qlen_dec(sch);
+		qdisc_qstats_cpu_drop(sch);
+	} else {
+		qdisc_qstats_backlog_dec(sch, skb);
+		sch->q.qlen--;
+		qdisc_qstats_drop(sch);
+	}
+	kfree_skb(skb);
+}
+
+/*
+ * CoDel callbacks (include/net/codel_impl.h), consumer only; @ctx is the
+ * qdisc.  A NULL from the ring (empty, or its head claimed by a producer
+ * that has not published yet) ends CoDel's dropping state for the ring, as
+ * an empty fq_codel flow does.
+ */
+static struct sk_buff *softmq_codel_pop(struct codel_vars *vars, void *ctx)
+{
+	struct softmq_flow *flow = container_of(vars, struct softmq_flow, cvars);
+	struct Qdisc *sch = ctx;
+	struct softmq_sched_data *q = qdisc_priv(sch);
+	struct sk_buff *skb = softmq_ring_take(&flow->ring);
+
+	/* codel_should_drop() keeps the last MTU of a ring: what is left. */
+	q->codel_backlog = min_t(unsigned long, softmq_ring_backlog(&flow->ring),
+				 U32_MAX);
+	return skb;
+}
+
+static void softmq_codel_drop(struct sk_buff *skb, void *ctx)
+{
+	struct Qdisc *sch = ctx;
+	struct softmq_sched_data *q = qdisc_priv(sch);
+
+	WRITE_ONCE(q->codel_drops, q->codel_drops + 1);
+	softmq_queued_drop(sch, skb);
+}
+
+static u32 softmq_codel_len(const struct sk_buff *skb)
+{
+	return qdisc_pkt_len(skb);
+}
+
+static codel_time_t softmq_codel_time(const struct sk_buff *skb)
+{
+	return softmq_skb_cb(skb)->enqueue_time;
+}
+
+/* Consumer: the next packet of @ring, through CoDel when it is on. */
+static struct sk_buff *softmq_flow_dequeue(struct Qdisc *sch,
+					   struct softmq_ring *ring)
+{
+	struct softmq_sched_data *q = qdisc_priv(sch);
+
+	if (!q->codel)
+		return softmq_ring_take(ring);
+	return codel_dequeue(sch, &q->codel_backlog, &q->cparams,
+			     &softmq_flow(ring)->cvars, &q->cstats,
+			     softmq_codel_len, softmq_codel_time,
+			     softmq_codel_drop, softmq_codel_pop);
+}
+
+/*
+ * Sparse flows first.  A marked ring the consumer has not met since it woke
+ * (marked, not known) is a new flow: it is served before the band's
+ * backlogged rings for one quantum, as fq_codel serves its new_flows list,
+ * but at most once per round-robin lap of the band, so flows that keep
+ * going idle and waking cannot starve the backlogged ones (fq_codel sends
+ * such a flow through its old list once for the same reason).  All of this
+ * is consumer state: producers only mark rings, as before.
+ */
+static struct sk_buff *softmq_band_dequeue_new(struct Qdisc *sch,
+					       struct softmq_table *t,
+					       unsigned int band)
+{
+	struct softmq_sched_data *q = qdisc_priv(sch);
+	struct softmq_ring **rings = t->rings + band * t->nr_rings;
+	unsigned long *active = t->active[band];
+	unsigned long *known = t->known[band];
+	unsigned long n = t->nr_rings;
+	struct softmq_ring *ring;
+	struct sk_buff *skb;
+	unsigned long idx;
+
+	for (;;) {
+		idx = t->new_idx[band];
+		if (idx >= n) {
+			idx = find_next_andnot_bit(active, known, n, 0);
+			if (idx >= n)
+				return NULL;
+			__set_bit(idx, known);
+			ring = READ_ONCE(rings[idx]);
+			/* Already served as new in this lap: the lap serves it. */
+			if (!ring || softmq_flow(ring)->new_round == t->round[band])
+				continue;
+			softmq_flow(ring)->new_round = t->round[band];
+			ring->credit = READ_ONCE(q->cfg.quantum);
+			t->new_idx[band] = idx;
+			q->new_flow_count++;
+		} else {
+			ring = READ_ONCE(rings[idx]);
+		}
+
+		if (ring->credit > 0) {
+			skb = softmq_flow_dequeue(sch, ring);
+			if (skb) {
+				ring->credit -= qdisc_pkt_len(skb);
+				return skb;
+			}
+			/*
+			 * Empty: idle and unmarked, new again when it wakes.  A
+			 * push in flight keeps it marked, and the lap meets it.
+			 */
+			if (softmq_ring_retire(ring, active, idx)) {
+				__clear_bit(idx, known);
+				ring->credit = READ_ONCE(q->cfg.quantum);
+			}
+		}
+		/* Its quantum spent, it joins the lap with what it owes. */
+		t->new_idx[band] = n;
+	}
+}
+
 /*
  * Deficit round robin over the marked rings of one band.  Returns NULL when
  * the band is empty, or after a full lap that only met rings whose head slot
@@ -456,25 +664,36 @@ static void softmq_note_occupancy(struct softmq_sched_data *q,
  * for such a producer could be long (IRQ, vCPU preemption, PREEMPT_RT), and
  * it runs the qdisc itself once it has published.
  */
-static struct sk_buff *softmq_band_dequeue(struct softmq_sched_data *q,
+static struct sk_buff *softmq_band_dequeue(struct Qdisc *sch,
 					   struct softmq_table *t,
 					   unsigned int band, bool *busy)
 {
+	struct softmq_sched_data *q = qdisc_priv(sch);
 	struct softmq_ring **rings = t->rings + band * t->nr_rings;
 	unsigned long *active = t->active[band];
 	unsigned long n = t->nr_rings;
 	unsigned long idx = t->cursor[band];
 	unsigned long first_busy = n;
 	bool hint_retired = false;
+	struct sk_buff *skb;
 
 	if (!softmq_band_maybe(&t->band_hints, band))
 		return NULL;
 
+	/* One ring per band has nothing to put first. */
+	if (n > 1) {
+		skb = softmq_band_dequeue_new(sch, t, band);
+		if (skb)
+			return skb;
+	}
+
 	for (;;) {
+		unsigned long from = idx;
 		struct softmq_ring *ring;
-		struct sk_buff *skb;
 
 		idx = softmq_active_next_wrap(active, n, idx);
+		if (idx < from)
+			t->round[band]++;
 		if (idx >= n) {
 			t->cursor[band] = 0;
 			/*
@@ -496,14 +715,14 @@ static struct sk_buff *softmq_band_dequeue(struct softmq_sched_data *q,
 
 		ring = READ_ONCE(rings[idx]);
 		if (ring && ring->credit <= 0) {
-			ring->credit += READ_ONCE(q->quantum);
+			ring->credit += READ_ONCE(q->cfg.quantum);
 			softmq_note_occupancy(q, ring);
 			first_busy = n;
 			idx++;
 			continue;
 		}
 
-		skb = ring ? softmq_ring_pop(ring) : NULL;
+		skb = ring ? softmq_flow_dequeue(sch, ring) : NULL;
 		if (likely(skb)) {
 			ring->credit -= qdisc_pkt_len(skb);
 			t->cursor[band] = idx;
@@ -512,7 +731,8 @@ static struct sk_buff *softmq_band_dequeue(struct softmq_sched_data *q,
 
 		if (ring && softmq_ring_retire(ring, active, idx)) {
 			/* Like a new flow in fq_codel: a full quantum next time. */
-			ring->credit = READ_ONCE(q->quantum);
+			ring->credit = READ_ONCE(q->cfg.quantum);
+			__clear_bit(idx, t->known[band]);
 		} else {
 			/* Marked but its head is not published yet. */
 			*busy = true;
@@ -524,14 +744,14 @@ static struct sk_buff *softmq_band_dequeue(struct softmq_sched_data *q,
 	}
 }
 
-static struct sk_buff *softmq_table_dequeue(struct softmq_sched_data *q,
+static struct sk_buff *softmq_table_dequeue(struct Qdisc *sch,
 					    struct softmq_table *t, bool *busy)
 {
 	struct sk_buff *skb;
 	unsigned int band;
 
 	for (band = 0; band < t->bands; band++) {
-		skb = softmq_band_dequeue(q, t, band, busy);
+		skb = softmq_band_dequeue(sch, t, band, busy);
 		if (skb)
 			return skb;
 	}
@@ -558,7 +778,7 @@ static struct sk_buff *softmq_dequeue_tables(struct Qdisc *sch, bool *busy)
 
 	if (unlikely(old)) {
 		/* Packets queued before a change leave before newer ones. */
-		skb = softmq_table_dequeue(q, old, busy);
+		skb = softmq_table_dequeue(sch, old, busy);
 		if (skb)
 			return skb;
 		/*
@@ -574,7 +794,23 @@ static struct sk_buff *softmq_dequeue_tables(struct Qdisc *sch, bool *busy)
 		q->draining = NULL;
 		q->spent = old;
 	}
-	return softmq_table_dequeue(q, softmq_table_locked(sch), busy);
+	return softmq_table_dequeue(sch, softmq_table_locked(sch), busy);
+}
+
+/*
+ * CoDel dropped packets in this dequeue.  A classful parent (NOLOCK
+ * cleared) counted them in its own qlen and backlog: tell it.  With NOLOCK
+ * the parent is the root or mq, which sums its children's counters.
+ */
+static void softmq_codel_report(struct Qdisc *sch)
+{
+	struct softmq_sched_data *q = qdisc_priv(sch);
+
+	if (!(sch->flags & TCQ_F_NOLOCK))
+		qdisc_tree_reduce_backlog(sch, q->cstats.drop_count,
+					  q->cstats.drop_len);
+	q->cstats.drop_count = 0;
+	q->cstats.drop_len = 0;
 }
 
 static struct sk_buff *softmq_dequeue(struct Qdisc *sch)
@@ -587,6 +823,8 @@ static struct sk_buff *softmq_dequeue(struct Qdisc *sch)
 retry:
 	busy = false;
 	skb = softmq_dequeue_tables(sch, &busy);
+	if (unlikely(q->cstats.drop_count))
+		softmq_codel_report(sch);
 	if (likely(skb)) {
 		softmq_uncharge(q, skb);
 		bstats_update(&q->dequeued, skb);
@@ -675,29 +913,6 @@ static struct sk_buff *softmq_peek(struct Qdisc *sch)
 /* ---- control path ---------------------------------------------------------- */
 
 /*
- * A packet reset() frees counts as dropped, and leaves the backlog by the
- * same per-CPU counters it entered: zeroing them would race with producers
- * of other TX queues still enqueueing into a shared root (the sums could
- * end at +1, or at -1 wrapped), and the packets would vanish from the
- * identity "enqueued == sent + dropped + backlog".  The per-CPU values may
- * go below zero one by one; only their sum means anything.
- */
-static void softmq_reset_drop(struct Qdisc *sch, struct sk_buff *skb)
-{
-	softmq_uncharge(qdisc_priv(sch), skb);
-	if (qdisc_is_percpu_stats(sch)) {
-		qdisc_qstats_cpu_backlog_dec(sch, skb);
-		qdisc_qstats_cpu_qlen_dec(sch);
-		qdisc_qstats_cpu_drop(sch);
-	} else {
-		qdisc_qstats_backlog_dec(sch, skb);
-		sch->q.qlen--;
-		qdisc_qstats_drop(sch);
-	}
-	kfree_skb(skb);
-}
-
-/*
  * Consumer (or with no producer left): free every queued packet (counted
  * against @sch's stats by reset(); destroy() passes NULL) and leave
  * @t as a fresh table is, each ring idle and unmarked, each band unhinted,
@@ -719,16 +934,19 @@ static void softmq_table_purge(struct Qdisc *sch, struct softmq_table *t)
 
 			if (!ring)
 				continue;
-			while ((skb = softmq_ring_pop(ring)) != NULL) {
+			while ((skb = softmq_ring_take(ring)) != NULL) {
 				if (sch)
-					softmq_reset_drop(sch, skb);
+					softmq_queued_drop(sch, skb);
 				else
 					kfree_skb(skb);
 			}
 			ring->credit = 0;
+			codel_vars_init(&softmq_flow(ring)->cvars);
 			if (test_bit(idx, active))
 				softmq_ring_retire(ring, active, idx);
 		}
+		bitmap_zero(t->known[band], t->nr_rings);
+		t->new_idx[band] = t->nr_rings;
 		t->cursor[band] = 0;
 		softmq_band_retire(&t->band_hints, band, active, t->nr_rings);
 	}
@@ -741,7 +959,7 @@ static void softmq_table_free(struct softmq_table *t)
 	if (!t)
 		return;
 	for (i = 0; i < t->bands * t->nr_rings; i++)
-		kfree(t->rings[i]);
+		softmq_flow_free(t->rings[i]);
 	kvfree(t);
 }
 
@@ -751,7 +969,8 @@ static unsigned int softmq_nr_rings(const struct softmq_config *cfg)
 }
 
 /* One allocation: header, ring pointers, then a cache-line aligned bitmap
- * per band (producers set bits there, so keep them off the header).
+ * per band (producers set bits there, so keep them off the header), then
+ * the consumer's "known" bitmap per band.
  */
 static size_t softmq_table_bytes(const struct softmq_config *cfg,
 				 size_t *bitmap_off, size_t *bitmap_bytes)
@@ -762,14 +981,14 @@ static size_t softmq_table_bytes(const struct softmq_config *cfg,
 			    cfg->bands * n * sizeof(struct softmq_ring *),
 			    SMP_CACHE_BYTES);
 	*bitmap_bytes = ALIGN(BITS_TO_LONGS(n) * sizeof(long), SMP_CACHE_BYTES);
-	return *bitmap_off + cfg->bands * *bitmap_bytes;
+	return *bitmap_off + 2 * cfg->bands * *bitmap_bytes;
 }
 
 /* Worst case, every ring allocated; slab rounds up to at most a power of 2. */
 static u64 softmq_geometry_bytes(const struct softmq_config *cfg)
 {
 	size_t off, bytes, table = softmq_table_bytes(cfg, &off, &bytes);
-	u64 ring = roundup_pow_of_two(softmq_ring_bytes(cfg->depth));
+	u64 ring = roundup_pow_of_two(softmq_flow_bytes(cfg->depth));
 
 	return table + (u64)cfg->bands * softmq_nr_rings(cfg) * ring;
 }
@@ -790,9 +1009,15 @@ static struct softmq_table *softmq_table_alloc(const struct softmq_config *cfg)
 	t->key = cfg->key;
 	t->hash_seed = get_random_u32();
 	t->rings = (struct softmq_ring **)(t + 1);
-	for (band = 0; band < cfg->bands; band++)
+	for (band = 0; band < cfg->bands; band++) {
 		t->active[band] = (unsigned long *)((char *)t + bitmap_off +
 						    band * bitmap_bytes);
+		t->known[band] = (unsigned long *)((char *)t + bitmap_off +
+						   (cfg->bands + band) * bitmap_bytes);
+		t->new_idx[band] = t->nr_rings;
+		/* Rings start at new_round 0: each may be new in the first lap. */
+		t->round[band] = 1;
+	}
 	return t;
 }
 
@@ -822,6 +1047,11 @@ static struct netlink_range_validation softmq_memory_limit_range = {
 	.max = SOFTMQ_MEMORY_LIMIT_MAX,
 };
 
+static struct netlink_range_validation softmq_codel_time_range = {
+	.min = SOFTMQ_CODEL_TIME_MIN,
+	.max = SOFTMQ_CODEL_TIME_MAX,
+};
+
 static const struct nla_policy softmq_policy[TCA_SOFTMQ_MAX + 1] = {
 	[TCA_SOFTMQ_FLOWS]	= NLA_POLICY_FULL_RANGE(NLA_U32, &softmq_flows_range),
 	[TCA_SOFTMQ_DEPTH]	= NLA_POLICY_FULL_RANGE(NLA_U32, &softmq_depth_range),
@@ -831,6 +1061,12 @@ static const struct nla_policy softmq_policy[TCA_SOFTMQ_MAX + 1] = {
 	[TCA_SOFTMQ_LIMIT]	= NLA_POLICY_FULL_RANGE(NLA_U32, &softmq_limit_range),
 	[TCA_SOFTMQ_MEMORY_LIMIT] = NLA_POLICY_FULL_RANGE(NLA_U32,
 							  &softmq_memory_limit_range),
+	[TCA_SOFTMQ_CODEL]	= NLA_POLICY_MAX(NLA_U32, 1),
+	[TCA_SOFTMQ_TARGET]	= NLA_POLICY_FULL_RANGE(NLA_U32, &softmq_codel_time_range),
+	[TCA_SOFTMQ_INTERVAL]	= NLA_POLICY_FULL_RANGE(NLA_U32, &softmq_codel_time_range),
+	[TCA_SOFTMQ_ECN]	= NLA_POLICY_MAX(NLA_U32, 1),
+	/* A time, or SOFTMQ_CE_THRESHOLD_OFF: checked in softmq_parse(). */
+	[TCA_SOFTMQ_CE_THRESHOLD] = { .type = NLA_U32 },
 };
 
 /* Parse @opt over @cfg.  On error @cfg may be partly written: callers
@@ -844,11 +1080,10 @@ static int softmq_parse(struct nlattr *opt, struct softmq_config *cfg,
 
 	/*
 	 * Not nla_parse_nested(): it refuses a nest without NLA_F_NESTED, and
-	 * tc never sets that flag on TCA_OPTIONS (iproute2's addattr_nest()),
-	 * so every "tc qdisc add ... softmq" failed with "NLA_F_NESTED is
-	 * missing".  Take the nest with or without the flag; its contents
-	 * still get strict validation (no unknown types, exact lengths, no
-	 * trailing bytes).
+	 * most of iproute2's qdiscs (and tc builds of our plugin before it
+	 * set the flag) send TCA_OPTIONS without it.  Take the nest with or
+	 * without the flag; its contents still get strict validation (no
+	 * unknown types, exact lengths, no trailing bytes).
 	 */
 	err = __nla_parse(tb, TCA_SOFTMQ_MAX, nla_data(opt), nla_len(opt),
 			  softmq_policy, NL_VALIDATE_STRICT, extack);
@@ -887,6 +1122,23 @@ static int softmq_parse(struct nlattr *opt, struct softmq_config *cfg,
 		cfg->limit = nla_get_u32(tb[TCA_SOFTMQ_LIMIT]);
 	if (tb[TCA_SOFTMQ_MEMORY_LIMIT])
 		cfg->memory_limit = nla_get_u32(tb[TCA_SOFTMQ_MEMORY_LIMIT]);
+	if (tb[TCA_SOFTMQ_CODEL])
+		cfg->codel = nla_get_u32(tb[TCA_SOFTMQ_CODEL]);
+	if (tb[TCA_SOFTMQ_TARGET])
+		cfg->target = nla_get_u32(tb[TCA_SOFTMQ_TARGET]);
+	if (tb[TCA_SOFTMQ_INTERVAL])
+		cfg->interval = nla_get_u32(tb[TCA_SOFTMQ_INTERVAL]);
+	if (tb[TCA_SOFTMQ_ECN])
+		cfg->ecn = nla_get_u32(tb[TCA_SOFTMQ_ECN]);
+	if (tb[TCA_SOFTMQ_CE_THRESHOLD]) {
+		cfg->ce_threshold = nla_get_u32(tb[TCA_SOFTMQ_CE_THRESHOLD]);
+		if (cfg->ce_threshold > SOFTMQ_CODEL_TIME_MAX &&
+		    cfg->ce_threshold != SOFTMQ_CE_THRESHOLD_OFF) {
+			NL_SET_ERR_MSG_ATTR(extack, tb[TCA_SOFTMQ_CE_THRESHOLD],
+					    "softmq: ce_threshold must be at most 60 s (us), or ~0 for none");
+			return -EINVAL;
+		}
+	}
 
 	if (softmq_geometry_bytes(cfg) > SOFTMQ_MEM_CAP) {
 		NL_SET_ERR_MSG_MOD(extack,
@@ -929,8 +1181,31 @@ static void softmq_set_config(struct softmq_sched_data *q,
 	WRITE_ONCE(q->cfg.key, cfg->key);
 	WRITE_ONCE(q->cfg.limit, cfg->limit);
 	WRITE_ONCE(q->cfg.memory_limit, cfg->memory_limit);
+	WRITE_ONCE(q->cfg.codel, cfg->codel);
+	WRITE_ONCE(q->cfg.target, cfg->target);
+	WRITE_ONCE(q->cfg.interval, cfg->interval);
+	WRITE_ONCE(q->cfg.ecn, cfg->ecn);
+	WRITE_ONCE(q->cfg.ce_threshold, cfg->ce_threshold);
 	softmq_bound_set(&q->pkts, cfg->limit, SOFTMQ_PKTS_BATCH_MAX);
 	softmq_bound_set(&q->memory, cfg->memory_limit, SOFTMQ_MEMORY_BATCH_MAX);
+}
+
+static codel_time_t softmq_us_to_codel(u32 us)
+{
+	return ((u64)us * NSEC_PER_USEC) >> CODEL_SHIFT;
+}
+
+/* The consumer's CoDel settings: under the consumer lock, or before init ends. */
+static void softmq_codel_set(struct softmq_sched_data *q,
+			     const struct softmq_config *cfg)
+{
+	q->codel = cfg->codel;
+	q->cparams.target = softmq_us_to_codel(cfg->target);
+	q->cparams.interval = softmq_us_to_codel(cfg->interval);
+	q->cparams.ecn = cfg->ecn;
+	q->cparams.ce_threshold = cfg->ce_threshold == SOFTMQ_CE_THRESHOLD_OFF ?
+				  CODEL_DISABLED_THRESHOLD :
+				  softmq_us_to_codel(cfg->ce_threshold);
 }
 
 /*
@@ -1011,14 +1286,19 @@ static int softmq_change(struct Qdisc *sch, struct nlattr *opt,
 		return err;
 
 	if (softmq_geometry_equal(&q->cfg, &cfg)) {
-		/* Only the consumer reads quantum; see softmq_bound_set(). */
-		WRITE_ONCE(q->quantum, cfg.quantum);
+		spin_lock_bh(lock);
+		softmq_codel_set(q, &cfg);
+		softmq_consumer_unlock(sch, lock);
+		/*
+		 * The consumer reads quantum, producers the limits, without our
+		 * lock: see softmq_bound_set().
+		 */
 		softmq_set_config(q, &cfg);
 		return 0;
 	}
 
 	/* One old geometry at a time; give the device a moment to drain it. */
-	for (waited = 0; ; waited += 20) {
+	for (waited = 0; ; waited += SOFTMQ_DRAIN_POLL_MS) {
 		bool left;
 
 		softmq_table_free(softmq_reap(sch, &left));
@@ -1029,7 +1309,7 @@ static int softmq_change(struct Qdisc *sch, struct nlattr *opt,
 					   "previous reconfiguration is still draining, retry later");
 			return -EBUSY;
 		}
-		msleep(20);
+		msleep(SOFTMQ_DRAIN_POLL_MS);
 	}
 
 	new = softmq_table_alloc(&cfg);
@@ -1042,7 +1322,7 @@ static int softmq_change(struct Qdisc *sch, struct nlattr *opt,
 	old = softmq_table_locked(sch);
 	q->draining = old;
 	rcu_assign_pointer(q->table, new);
-	WRITE_ONCE(q->quantum, cfg.quantum);
+	softmq_codel_set(q, &cfg);
 	if (!(sch->flags & TCQ_F_NOLOCK)) {
 		/*
 		 * No NOLOCK (a classful parent): producers enqueue under the
@@ -1082,6 +1362,12 @@ static int softmq_init(struct Qdisc *sch, struct nlattr *opt,
 					  SOFTMQ_QUANTUM_MIN, SOFTMQ_QUANTUM_MAX),
 		.bands		= SOFTMQ_BANDS_DEFAULT,
 		.key		= SOFTMQ_KEY_FLOW,
+		/* fq_codel's AQM, which is what Debian's default gives today. */
+		.codel		= 1,
+		.target		= SOFTMQ_TARGET_DEFAULT,
+		.interval	= SOFTMQ_INTERVAL_DEFAULT,
+		.ecn		= 1,
+		.ce_threshold	= SOFTMQ_CE_THRESHOLD_OFF,
 	};
 	struct softmq_table *t;
 	int err;
@@ -1105,7 +1391,10 @@ static int softmq_init(struct Qdisc *sch, struct nlattr *opt,
 	}
 	t->retired = false;
 	RCU_INIT_POINTER(q->table, t);
-	q->quantum = cfg.quantum;
+	codel_params_init(&q->cparams);
+	q->cparams.mtu = psched_mtu(qdisc_dev(sch));
+	codel_stats_init(&q->cstats);
+	softmq_codel_set(q, &cfg);
 	softmq_set_config(q, &cfg);
 
 	/* Safe: dequeue keeps MISSED/DRAINING honest (see softmq_dequeue). */
@@ -1181,6 +1470,7 @@ static int softmq_dump(struct Qdisc *sch, struct sk_buff *skb)
 {
 	struct softmq_sched_data *q = qdisc_priv(sch);
 	struct nlattr *opts;
+	u32 ce_threshold;
 
 	opts = nla_nest_start_noflag(skb, TCA_OPTIONS);
 	if (!opts)
@@ -1193,7 +1483,15 @@ static int softmq_dump(struct Qdisc *sch, struct sk_buff *skb)
 	    nla_put_u32(skb, TCA_SOFTMQ_KEY, READ_ONCE(q->cfg.key)) ||
 	    nla_put_u32(skb, TCA_SOFTMQ_LIMIT, READ_ONCE(q->cfg.limit)) ||
 	    nla_put_u32(skb, TCA_SOFTMQ_MEMORY_LIMIT,
-			READ_ONCE(q->cfg.memory_limit)))
+			READ_ONCE(q->cfg.memory_limit)) ||
+	    nla_put_u32(skb, TCA_SOFTMQ_CODEL, READ_ONCE(q->cfg.codel)) ||
+	    nla_put_u32(skb, TCA_SOFTMQ_TARGET, READ_ONCE(q->cfg.target)) ||
+	    nla_put_u32(skb, TCA_SOFTMQ_INTERVAL, READ_ONCE(q->cfg.interval)) ||
+	    nla_put_u32(skb, TCA_SOFTMQ_ECN, READ_ONCE(q->cfg.ecn)))
+		goto nla_put_failure;
+	ce_threshold = READ_ONCE(q->cfg.ce_threshold);
+	if (ce_threshold != SOFTMQ_CE_THRESHOLD_OFF &&
+	    nla_put_u32(skb, TCA_SOFTMQ_CE_THRESHOLD, ce_threshold))
 		goto nla_put_failure;
 
 	return nla_nest_end(skb, opts);
@@ -1208,8 +1506,11 @@ static void softmq_table_stats(const struct softmq_table *t,
 {
 	unsigned int band;
 
-	for (band = 0; band < t->bands; band++)
+	for (band = 0; band < t->bands; band++) {
 		st->active_rings += bitmap_weight(t->active[band], t->nr_rings);
+		if (READ_ONCE(t->new_idx[band]) < t->nr_rings)
+			st->new_flows_len++;
+	}
 	st->allocated_rings += atomic_read(&t->allocated);
 }
 
@@ -1245,6 +1546,14 @@ static int softmq_dump_stats(struct Qdisc *sch, struct gnet_dump *d)
 		softmq_table_stats(draining, &st);
 		st.draining = 1;
 	}
+	st.old_flows_len = st.active_rings - min(st.new_flows_len,
+						 st.active_rings);
+	st.codel_drops = READ_ONCE(q->codel_drops);
+	/* Written by the consumer (marked writes from 7.x on). */
+	st.maxpacket = READ_ONCE(q->cstats.maxpacket);
+	st.ecn_mark = READ_ONCE(q->cstats.ecn_mark);
+	st.ce_mark = READ_ONCE(q->cstats.ce_mark);
+	st.new_flow_count = READ_ONCE(q->new_flow_count);
 	st.busy_skips = READ_ONCE(q->busy_skips);
 	st.ring_hiwat = READ_ONCE(q->ring_hiwat);
 	st.reconfigs = READ_ONCE(q->reconfigs);
@@ -1261,7 +1570,115 @@ static int softmq_dump_stats(struct Qdisc *sch, struct gnet_dump *d)
 	return gnet_stats_copy_app(d, &st, sizeof(st));
 }
 
+/*
+ * Classes: one per ring of the current geometry that holds packets or is
+ * marked, as fq_codel lists its flows; minor = band * rings + index + 1.
+ * Read-only: no class can be added, changed or given a child.  Dumps hold
+ * RTNL, which keeps the table; the ring's consumer fields are read racily.
+ */
+static struct softmq_ring *softmq_class_ring(struct Qdisc *sch,
+					     unsigned long cl,
+					     unsigned int *band,
+					     unsigned int *idx)
+{
+	struct softmq_table *t = softmq_table_locked(sch);
+	unsigned long slot = cl - 1;
+
+	if (!cl || slot >= (unsigned long)t->bands * t->nr_rings)
+		return NULL;
+	*band = slot / t->nr_rings;
+	*idx = slot % t->nr_rings;
+	return READ_ONCE(t->rings[slot]);
+}
+
+static struct Qdisc *softmq_leaf(struct Qdisc *sch, unsigned long arg)
+{
+	return NULL;
+}
+
+static unsigned long softmq_find(struct Qdisc *sch, u32 classid)
+{
+	unsigned int band, idx;
+
+	return softmq_class_ring(sch, TC_H_MIN(classid), &band, &idx) ?
+	       TC_H_MIN(classid) : 0;
+}
+
+static int softmq_dump_class(struct Qdisc *sch, unsigned long cl,
+			     struct sk_buff *skb, struct tcmsg *tcm)
+{
+	tcm->tcm_handle |= TC_H_MIN(cl);
+	return 0;
+}
+
+static int softmq_dump_class_stats(struct Qdisc *sch, unsigned long cl,
+				   struct gnet_dump *d)
+{
+	struct softmq_table *t = softmq_table_locked(sch);
+	struct tc_softmq_class_xstats xstats = { 0 };
+	struct gnet_stats_queue qs = { 0 };
+	struct codel_vars *vars;
+	struct softmq_ring *ring;
+	unsigned int band, idx;
+
+	ring = softmq_class_ring(sch, cl, &band, &idx);
+	if (!ring)
+		return -ENOENT;
+	vars = &softmq_flow(ring)->cvars;
+
+	qs.qlen = softmq_ring_len(ring);
+	qs.backlog = min_t(unsigned long, softmq_ring_backlog(ring), U32_MAX);
+	xstats.band = band;
+	xstats.index = idx;
+	xstats.deficit = clamp_t(long, READ_ONCE(ring->credit), S32_MIN, S32_MAX);
+	xstats.ldelay = codel_time_to_us(READ_ONCE(vars->ldelay));
+	xstats.count = READ_ONCE(vars->count);
+	xstats.lastcount = READ_ONCE(vars->lastcount);
+	xstats.dropping = READ_ONCE(vars->dropping);
+	if (xstats.dropping) {
+		codel_tdiff_t delta = READ_ONCE(vars->drop_next) - codel_get_time();
+
+		xstats.drop_next = delta < 0 ? -codel_time_to_us(-delta) :
+					       codel_time_to_us(delta);
+	}
+	xstats.new_flow = READ_ONCE(t->new_idx[band]) == idx;
+
+	if (gnet_stats_copy_queue(d, NULL, &qs, qs.qlen) < 0)
+		return -1;
+	return gnet_stats_copy_app(d, &xstats, sizeof(xstats));
+}
+
+static void softmq_walk(struct Qdisc *sch, struct qdisc_walker *arg)
+{
+	struct softmq_table *t = softmq_table_locked(sch);
+	unsigned int slot;
+
+	if (arg->stop)
+		return;
+	for (slot = 0; slot < t->bands * t->nr_rings; slot++) {
+		struct softmq_ring *ring = READ_ONCE(t->rings[slot]);
+
+		if (!ring || (!softmq_ring_len(ring) &&
+			      !test_bit(slot % t->nr_rings,
+					t->active[slot / t->nr_rings]))) {
+			arg->count++;
+			continue;
+		}
+		if (!tc_qdisc_stats_dump(sch, slot + 1, arg))
+			break;
+	}
+}
+
+static const struct Qdisc_class_ops softmq_class_ops = {
+	.leaf		= softmq_leaf,
+	.find		= softmq_find,
+	.dump		= softmq_dump_class,
+	.dump_stats	= softmq_dump_class_stats,
+	.walk		= softmq_walk,
+};
+
 static struct Qdisc_ops softmq_qdisc_ops __read_mostly = {
+	.cl_ops		= &softmq_class_ops,
 	.id		= "softmq",
 	.priv_size	= sizeof(struct softmq_sched_data),
 	.enqueue	= softmq_enqueue,

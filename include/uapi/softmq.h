@@ -20,6 +20,11 @@ enum {
 	TCA_SOFTMQ_KEY,		/* u32: enum softmq_key */
 	TCA_SOFTMQ_LIMIT,	/* u32: packets queued per instance */
 	TCA_SOFTMQ_MEMORY_LIMIT,	/* u32: skb truesize queued per instance, bytes */
+	TCA_SOFTMQ_CODEL,	/* u32: 1 = CoDel per ring (AQM), 0 = plain FIFO rings */
+	TCA_SOFTMQ_TARGET,	/* u32: CoDel target sojourn time, microseconds */
+	TCA_SOFTMQ_INTERVAL,	/* u32: CoDel interval, microseconds */
+	TCA_SOFTMQ_ECN,		/* u32: 1 = CE-mark ECT packets instead of dropping */
+	TCA_SOFTMQ_CE_THRESHOLD,	/* u32: CE-mark above this sojourn, us; ~0U = off */
 	__TCA_SOFTMQ_MAX
 };
 
@@ -57,6 +62,15 @@ enum softmq_key {
 #define SOFTMQ_MEMORY_LIMIT_MAX		(1U << 31)
 #define SOFTMQ_MEMORY_LIMIT_DEFAULT	(32U << 20)
 #define SOFTMQ_MEMORY_LIMIT_QUEUE_MIN	(4U << 20)
+/*
+ * CoDel per ring, with fq_codel's defaults: target 5 ms, interval 100 ms,
+ * ECN on, no ce_threshold.  Times are microseconds, as fq_codel's are.
+ */
+#define SOFTMQ_TARGET_DEFAULT		5000U
+#define SOFTMQ_INTERVAL_DEFAULT		100000U
+#define SOFTMQ_CODEL_TIME_MIN		1U
+#define SOFTMQ_CODEL_TIME_MAX		60000000U	/* 60 s */
+#define SOFTMQ_CE_THRESHOLD_OFF		0xffffffffU
 /* Worst-case memory one instance may commit (all rings allocated). */
 #define SOFTMQ_MEM_CAP		(128U << 20)
 
@@ -75,6 +89,30 @@ struct tc_softmq_xstats {
 	__u64	drop_overlimit;		/* refused: limit reached */
 	__u64	drop_overmemory;	/* refused: memory_limit reached */
 	__u64	memory_usage;		/* skb truesize queued now, bytes */
+	__u64	codel_drops;		/* dropped at dequeue by CoDel */
+	__u32	maxpacket;		/* largest packet CoDel has seen, bytes */
+	__u32	ecn_mark;		/* CE-marked by CoDel instead of dropped */
+	__u32	ce_mark;		/* CE-marked above ce_threshold */
+	__u32	new_flow_count;		/* rings served first after waking (sparse) */
+	__u32	new_flows_len;		/* rings being served as new now */
+	__u32	old_flows_len;		/* other rings holding packets now */
+};
+
+/*
+ * Per-ring statistics (tc -s class show): class minor = band * rings per
+ * band + index + 1.  Its size tells it from struct tc_softmq_xstats.
+ */
+struct tc_softmq_class_xstats {
+	__u32	band;
+	__u32	index;		/* ring within the band (flow hash slot, or CPU) */
+	__s32	deficit;	/* DRR credit left, bytes */
+	__u32	ldelay;		/* sojourn time of the last packet dequeued, us */
+	__u32	count;		/* CoDel: drops/marks in this dropping state */
+	__u32	lastcount;
+	__u32	dropping;	/* CoDel: 1 while in dropping state */
+	__s32	drop_next;	/* CoDel: next drop/mark due in, us (if dropping) */
+	__u32	new_flow;	/* 1 while served as a new (sparse) flow */
+	__u32	pad;
 };
 
 #endif /* _UAPI_SOFTMQ_H */

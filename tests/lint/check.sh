@@ -10,7 +10,7 @@
 #                ship or load: src/, include/, tests/modules/.  Run without
 #                a kernel tree, it cannot know which CamelCase names the
 #                kernel defines; the three it flags here are the kernel's
-#                (Qdisc, Qdisc_ops) and C11's (_Alignas, userspace half of
+#                (Qdisc, Qdisc_ops, Qdisc_class_ops) and C11's (_Alignas, userspace half of
 #                the ring header), and only those are let through.
 #   sparse       make C=2 CHECK=sparse against each Debian line's headers
 #                (gcc-12 lines; the 7.2 lines build in the sid chroot, which
@@ -31,7 +31,7 @@ fail() { echo "FAIL $1: $2"; nf=$((nf + 1)); }
 skip() { echo "SKIP $1: $2"; ns=$((ns + 1)); }
 
 # ---------------------------------------------------------------- checkpatch
-KNOWN_CAMEL='Avoid CamelCase: <(Qdisc|Qdisc_ops|_Alignas)>'
+KNOWN_CAMEL='Avoid CamelCase: <(Qdisc|Qdisc_ops|Qdisc_class_ops|_Alignas)>'
 cp_pl=$("$TB/kernels.sh" path checkpatch 2>/dev/null)
 if [ ! -x "$cp_pl" ]; then
 	fail checkpatch "no checkpatch.pl extract (tests/testbed/kernels.sh tools)"

@@ -4,10 +4,12 @@
 # what an instance really allocates.
 #
 # Worst case, as softmq_geometry_bytes() computes it and docs/design.md states:
-#   table + bands * rings * pow2(128 + 8 * depth)
-# (rings = flows, or nr_cpu_ids with key cpu; a ring is a 128-byte header
+#   table + bands * rings * pow2(192 + 8 * depth)
+# (rings = flows, or nr_cpu_ids with key cpu; a ring is a 192-byte header
+# (the consumer's CoDel state, the producers' line, the consumer's line)
 # plus depth pointers, rounded up to its kmalloc size class).  The table
-# (header, ring pointers, per-band bitmaps) is allocated at add/change,
+# (header, ring pointers, per-band bitmaps: producers' marks and the
+# consumer's known rings) is allocated at add/change,
 # rings lazily on their first packet.
 #
 #  1. geometries above the cap are refused with the cap's extack message,
@@ -55,15 +57,15 @@ pow2() { local p=1; while [ $p -lt "$1" ]; do p=$((p * 2)); done; echo $p; }
 # table FLOWS BANDS: the table's size as softmq_table_bytes() computes it
 # (struct softmq_table: 192 bytes, three cache lines: header, band hints,
 # consumer cursors)
-table() { echo $(( (192 + $2 * $1 * 8 + 63) / 64 * 64 + $2 * (( ($1 + 63) / 64 * 8 + 63) / 64 * 64) )); }
+table() { echo $(( (256 + $2 * $1 * 8 + 63) / 64 * 64 + 2 * $2 * (( ($1 + 63) / 64 * 8 + 63) / 64 * 64) )); }
 # bound FLOWS DEPTH BANDS: what an instance may really allocate: the table
 # (one kvzalloc: kmalloc rounds it up to a power of two when it succeeds,
-# vmalloc to pages) + bands * flows rings of pow2(128 + 8 * depth) bytes.
+# vmalloc to pages) + bands * flows rings of pow2(192 + 8 * depth) bytes.
 # softmq_geometry_bytes() (the cap) counts the table unrounded; with at
 # most 2 MiB of table against ring sizes of 2^k or 3 * 2^k, no cap
 # decision changes.
 bound() {
-	echo $(( $(pow2 "$(table "$1" "$3")") + $3 * $1 * $(pow2 $((128 + 8 * $2))) ))
+	echo $(( $(pow2 "$(table "$1" "$3")") + $3 * $1 * $(pow2 $((192 + 8 * $2))) ))
 }
 used_kb() { awk '/^SUnreclaim:/ {s=$2} /^VmallocUsed:/ {v=$2} END {print s + v}' /proc/meminfo; }
 settle_used_kb() { mem_snap > /dev/null; used_kb; }
@@ -103,7 +105,7 @@ base=$(mem_snap)
 u0=$(settle_used_kb)
 F=512 DEP=4096 B=3
 lim=$(( $(bound $F $DEP $B) / 1024 ))
-ring_kb=$(( $(pow2 $((128 + 8 * DEP))) / 1024 ))
+ring_kb=$(( $(pow2 $((192 + 8 * DEP))) / 1024 ))
 out=$(req add flows=$F depth=$DEP bands=$B)
 [[ $out == ok\ * ]] || bad memcap-largest-add "add flows $F depth $DEP bands $B: $out"
 u1=$(settle_used_kb)

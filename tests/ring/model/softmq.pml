@@ -331,17 +331,17 @@ bd_rescan:
 	   fi;
 
 	   /* softmq_ring_pop() */
-	   atomic {				/* H:268 void *item = smq_load_acquire(slot); */
+	   atomic {				/* H:274 void *item = smq_load_acquire(slot); */
 		it = slot[idx * DEPTH + head[idx] % DEPTH];
 		if
 		:: it != 0 ->
-			/* H:272 smq_write_once(*slot, NULL); */
-			/* H:274 smq_store_release(&r->head, (h + 1) & SOFTMQ_RING_POS_MASK); */
+			/* H:278 smq_write_once(*slot, NULL); */
+			/* H:280 smq_store_release(&r->head, (h + 1) & SOFTMQ_RING_POS_MASK); */
 			slot[idx * DEPTH + head[idx] % DEPTH] = 0;
 			DELIVER(it, idx, head[idx]);
 			head[idx] = head[idx] + 1;
 			cursor = idx		/* Q: t->cursor[band] = idx; */
-		:: else -> skip			/* H:270 if (!item) */
+		:: else -> skip			/* H:276 if (!item) */
 		fi
 	   };
 	   if
@@ -350,15 +350,15 @@ bd_rescan:
 	   fi;
 
 	   /* softmq_ring_retire() */
-	   atomic {				/* H:408 long t = smq_tail_read(&r->tail); */
+	   atomic {				/* H:441 long t = smq_tail_read(&r->tail); */
 		t2 = tail[idx];
-		ok = (t2 / 2 == head[idx])	/* H:410 if (softmq_ring_pos(t) != r->head) */
+		ok = (t2 / 2 == head[idx])	/* H:443 if (softmq_ring_pos(t) != r->head) */
 	   };
 	   if
 	   :: ok ->
 #ifndef MUT_RETIRE_ORDER
-		mark[idx] = 0;			/* H:412 smq_clear_bit(idx, map); */
-		atomic {			/* H:418 if (smq_tail_try_cmpxchg(&r->tail, &t, t | SOFTMQ_RING_IDLE)) */
+		mark[idx] = 0;			/* H:445 smq_clear_bit(idx, map); */
+		atomic {			/* H:451 if (smq_tail_try_cmpxchg(&r->tail, &t, t | SOFTMQ_RING_IDLE)) */
 			if
 			:: tail[idx] == t2 -> tail[idx] = t2 | 1
 			:: else -> ok = 0
@@ -376,7 +376,7 @@ bd_rescan:
 #endif
 		if
 #ifndef MUT_RETIRE_NOSET
-		:: !ok -> mark[idx] = 1		/* H:420 smq_set_bit(idx, map); */
+		:: !ok -> mark[idx] = 1		/* H:453 smq_set_bit(idx, map); */
 #endif
 		:: else -> skip
 		fi
@@ -520,34 +520,34 @@ proctype producer(byte p)
 
 		/* ---- softmq_ring_push() ---- */
 		atomic {
-			t = tail[r];		/* H:217 long t = smq_tail_read(&r->tail); */
-			pos = t / 2		/* H:221 pos = softmq_ring_pos(t); */
+			t = tail[r];		/* H:223 long t = smq_tail_read(&r->tail); */
+			pos = t / 2		/* H:227 pos = softmq_ring_pos(t); */
 		};
 		do
-		:: atomic {			/* H:227 if (((pos - smq_load_acquire(&r->head_snap)) & */
+		:: atomic {			/* H:233 if (((pos - smq_load_acquire(&r->head_snap)) & */
 			(pos - head_snap[r] + 256) % 256 > MASK
 		   };
 		   atomic {
-			h = head[r];		/* H:229 unsigned long h = smq_load_acquire(&r->head); */
-			ok = ((pos - h + 256) % 256 > MASK)	/* H:231 if (((pos - h) & SOFTMQ_RING_POS_MASK) > r->mask) { */
+			h = head[r];		/* H:235 unsigned long h = smq_load_acquire(&r->head); */
+			ok = ((pos - h + 256) % 256 > MASK)	/* H:237 if (((pos - h) & SOFTMQ_RING_POS_MASK) > r->mask) { */
 		   };
 		   if
 		   :: ok ->
-			atomic {		/* H:232 long now = smq_tail_read(&r->tail); */
+			atomic {		/* H:238 long now = smq_tail_read(&r->tail); */
 				if
-				:: tail[r] != t ->	/* H:235 if (now != t) { */
+				:: tail[r] != t ->	/* H:241 if (now != t) { */
 					t = tail[r]; pos = t / 2; ok = 0; h = 0
-				:: else -> ok = 0; h = 0; break	/* H:239 return SOFTMQ_PUSH_FULL; */
+				:: else -> ok = 0; h = 0; break	/* H:245 return SOFTMQ_PUSH_FULL; */
 				fi
 			}
 		   :: else ->
-			d_step { head_snap[r] = h; h = 0 };	/* H:241 smq_store_release(&r->head_snap, h); */
+			d_step { head_snap[r] = h; h = 0 };	/* H:247 smq_store_release(&r->head_snap, h); */
 			goto cas
 		   fi
 		:: atomic {
 			(pos - head_snap[r] + 256) % 256 <= MASK
 		   };
-cas:		   atomic {			/* H:243 if (smq_tail_try_cmpxchg(&r->tail, &t, */
+cas:		   atomic {			/* H:249 if (smq_tail_try_cmpxchg(&r->tail, &t, */
 			if
 			:: tail[r] == t ->
 				tail[r] = (pos + 1) * 2;
@@ -558,7 +558,7 @@ cas:		   atomic {			/* H:243 if (smq_tail_try_cmpxchg(&r->tail, &t, */
 				claimed = 1;
 				break
 			:: else ->
-				t = tail[r];	/* H:246 (*retries)++; */
+				t = tail[r];	/* H:252 (*retries)++; */
 				pos = t / 2
 			fi
 		   }
@@ -566,9 +566,9 @@ cas:		   atomic {			/* H:243 if (smq_tail_try_cmpxchg(&r->tail, &t, */
 
 		if
 		:: claimed ->
-			woke = t % 2;		/* H:250 return (t & SOFTMQ_RING_IDLE) ? SOFTMQ_PUSH_WOKE : SOFTMQ_PUSH_OK; */
+			woke = t % 2;		/* H:256 return (t & SOFTMQ_RING_IDLE) ? SOFTMQ_PUSH_WOKE : SOFTMQ_PUSH_OK; */
 			STALL;	/* claimed, not published */
-			d_step {		/* H:249 smq_store_release(&r->slot[pos & r->mask], item); */
+			d_step {		/* H:255 smq_store_release(&r->slot[pos & r->mask], item); */
 				assert(slot[r * DEPTH + pos % DEPTH] == 0);
 				slot[r * DEPTH + pos % DEPTH] = item;
 				if :: !woke -> GHOST_DONE :: else -> skip fi

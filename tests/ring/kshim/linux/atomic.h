@@ -21,6 +21,11 @@ static inline void atomic_long_set(atomic_long_t *v, long i)
 	__atomic_store_n(&v->counter, i, __ATOMIC_RELAXED);
 }
 
+static inline void atomic_long_add(long i, atomic_long_t *v)
+{
+	__atomic_fetch_add(&v->counter, i, __ATOMIC_RELAXED);
+}
+
 /* Kernel semantics: fully ordered on success; on failure *old = current. */
 static inline bool atomic_long_try_cmpxchg(atomic_long_t *v, long *old, long new)
 {
