@@ -168,7 +168,9 @@ qdiscs_for() {   # LOAD -> QDISCS (global)
 	case $1 in
 	mq-*) QDISCS="noqueue mq-pfifo_fast mq-softmq";;
 	tbf-*) QDISCS="tbf-bfifo tbf-pfifo_fast tbf-fq_codel tbf-softmq-flow"
-	   [ $HAVE_OPTS = 1 ] && QDISCS="$QDISCS tbf-softmq-cpu";;
+	   # the AQM's own cost: the same with CoDel off (an older module
+	   # refuses nocodel: set_qdisc fails and the cell says so)
+	   [ $HAVE_OPTS = 1 ] && QDISCS="$QDISCS tbf-softmq-cpu tbf-softmq-flow-nocodel tbf-softmq-cpu-nocodel";;
 	*) QDISCS="noqueue pfifo_fast fq_codel softmq-flow"
 	   [ $HAVE_OPTS = 1 ] && QDISCS="$QDISCS softmq-cpu";;
 	esac
@@ -199,6 +201,8 @@ qdisc add dev $dev parent 1:1 handle 10: fq_codel";;
 qdisc add dev $dev parent 1:1 handle 10: softmq$([ $HAVE_OPTS = 1 ] && echo " key flow $SMQ_OPTS")";;
 		tbf-softmq-cpu) add="$add
 qdisc add dev $dev parent 1:1 handle 10: softmq key cpu $SMQ_OPTS";;
+		tbf-softmq-flow-nocodel|tbf-softmq-cpu-nocodel) q=${q#tbf-softmq-}; add="$add
+qdisc add dev $dev parent 1:1 handle 10: softmq key ${q%-nocodel} nocodel $SMQ_OPTS";;
 		*) fail "unknown qdisc $q";;
 		esac;;
 	*) fail "unknown qdisc $q";;

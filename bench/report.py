@@ -21,7 +21,8 @@ import sys
 
 QDISC_ORDER = ["noqueue", "pfifo_fast", "fq_codel", "softmq-flow", "softmq-cpu",
                "mq-pfifo_fast", "mq-softmq", "tbf-bfifo", "tbf-pfifo_fast",
-               "tbf-fq_codel", "tbf-softmq-flow", "tbf-softmq-cpu"]
+               "tbf-fq_codel", "tbf-softmq-flow", "tbf-softmq-cpu",
+               "tbf-softmq-flow-nocodel", "tbf-softmq-cpu-nocodel"]
 QDISC_LABEL = {
     "noqueue": "noqueue", "pfifo_fast": "pfifo_fast", "fq_codel": "fq_codel",
     "softmq-flow": "softmq key flow", "softmq-cpu": "softmq key cpu",
@@ -29,12 +30,15 @@ QDISC_LABEL = {
     "tbf-bfifo": "tbf (bfifo)", "tbf-pfifo_fast": "tbf / pfifo_fast",
     "tbf-fq_codel": "tbf / fq_codel", "tbf-softmq-flow": "tbf / softmq key flow",
     "tbf-softmq-cpu": "tbf / softmq key cpu",
+    "tbf-softmq-flow-nocodel": "tbf / softmq key flow nocodel",
+    "tbf-softmq-cpu-nocodel": "tbf / softmq key cpu nocodel",
 }
 # Short names for ratio column headers.
 SHORT = {"noqueue": "noqueue", "pfifo_fast": "pfifo_fast", "softmq-flow": "flow",
          "softmq-cpu": "cpu", "mq-pfifo_fast": "mq+pfifo_fast", "mq-softmq": "mq+softmq",
          "tbf-bfifo": "bfifo", "tbf-pfifo_fast": "pfifo_fast", "tbf-softmq-flow": "flow",
-         "tbf-softmq-cpu": "cpu"}
+         "tbf-softmq-cpu": "cpu", "tbf-softmq-flow-nocodel": "flow nocodel",
+         "tbf-softmq-cpu-nocodel": "cpu nocodel"}
 # What each family's qdiscs are measured against (the "no extra qdisc" floor).
 BASELINE = {"tbf": "tbf-bfifo"}
 def family(load):
