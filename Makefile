@@ -15,7 +15,7 @@
 #   make vm-shell KERNEL=6.12       interactive guest
 #   make bench-ring       userspace ring microbenchmark
 #   make bench            softmq vs noqueue/pfifo_fast/fq_codel in QEMU, JSON+md+PNG
-#                         in bench/results/ (KERNELS=, default 6.12 7.2; MODE=icount;
+#                         in bench/results/ (KERNELS=, default 6.12 7.2; MODE=icount|latency;
 #                         HOST=1: the running kernel, no VM; BENCH_QUICK=1)
 #   make install          (root) module into /lib/modules/<kver>/updates, depmod,
 #                         tc plugin + man page; DESTDIR, KDIR, KVER honoured

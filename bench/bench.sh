@@ -6,6 +6,9 @@
 #                                        one VM boot per vCPU count
 #   MODE=icount bench/bench.sh     guest instructions per packet, 1 vCPU
 #                                        under QEMU -icount shift=0
+#   MODE=latency bench/bench.sh    latency under load: 4 TCP flows + a ping
+#                                        probe through tbf (the bottleneck)
+#                                        with each qdisc as its child, 2 vCPUs
 #   HOST=1 bench/bench.sh          the same matrix on the running kernel,
 #                                        no VM (needs root + module loading +
 #                                        its headers): the real numbers
@@ -27,9 +30,15 @@
 #   BENCH_KO=PATH        load this sch_softmq.ko instead of the line's build
 #                        (to try a data-path change; one kernel line only)
 #   BENCH_OUT=DIR        where results go (default bench/results)
+#   MODE=latency only (bench/latency-guest.sh; rounds default 3, vCPUs 2):
+#   BENCH_LAT_SECS=10    measured seconds per run (after BENCH_LAT_OMIT=3
+#                        unmeasured: slow start, the queue filling)
+#   BENCH_LAT_RATE=20mbit  the tbf bottleneck's rate, BENCH_LAT_BURST=64k its burst
+#   BENCH_LAT_VARIANTS="pfifo_fast fq_codel softmq softmq-nocodel fq_codel-ecn softmq-ecn"
 #   BENCH_NOTE=TEXT      added to the results' "also running" line
 #
-# Writes DIR/<date>-<kernel>.json, .md and .png (icount: <date>-<kernel>-icount.*)
+# Writes DIR/<date>-<kernel>.json, .md and .png (icount: <date>-<kernel>-icount.*,
+# latency: <date>-<kernel>-latency.*)
 # and prints the markdown table(s) at the end.
 { # parsed whole before it runs: editing this file cannot break a running copy
 set -euo pipefail
@@ -42,12 +51,17 @@ MODE=${MODE:-throughput}
 [ "$MODE" = "" ] && MODE=throughput
 HOST=${HOST:-0}
 QUICK=${BENCH_QUICK:-0}
-case "$MODE" in throughput|icount) ;; *) die "MODE must be icount (or empty)";; esac
+case "$MODE" in throughput|icount|latency) ;; *) die "MODE must be icount or latency (or empty)";; esac
 
 if [ "$MODE" = icount ]; then
 	# Deterministic: few rounds suffice, they show the run-to-run spread.
 	d_counts="10000 5000 1000" d_rounds=3 d_vcpus=1
 	d_loads="dummy veth udp tbf-dummy"
+elif [ "$MODE" = latency ]; then
+	# One boot per line, 2 vCPUs (the host's cores): senders, receiver and
+	# probe on separate vCPUs where the scheduler can.
+	d_counts="50000 20000 10000" d_rounds=3 d_vcpus=2
+	d_loads=latency
 else
 	d_counts="50000 20000 10000" d_rounds=5 d_vcpus="1 2 4"
 	d_loads="dummy veth udp mq-dummy mq-veth"
@@ -63,6 +77,11 @@ ROUNDS=${BENCH_ROUNDS:-$d_rounds}
 FLOWS=${BENCH_FLOWS:-$d_flows}
 LOADS=${BENCH_LOADS:-$d_loads}
 VCPUS=${BENCH_VCPUS:-$d_vcpus}
+LAT_SECS=${BENCH_LAT_SECS:-10}
+LAT_OMIT=${BENCH_LAT_OMIT:-3}
+LAT_RATE=${BENCH_LAT_RATE:-20mbit}
+LAT_BURST=${BENCH_LAT_BURST:-64k}
+LAT_VARIANTS=${BENCH_LAT_VARIANTS:-"pfifo_fast fq_codel softmq softmq-nocodel fq_codel-ecn softmq-ecn"}
 OUTDIR=${BENCH_OUT:-$REPO/bench/results}
 DATE=$(date +%Y-%m-%d)
 RUNID=$(date +%Y%m%d-%H%M%S)
@@ -72,16 +91,22 @@ mkdir -p "$WORK" "$OUTDIR"
 
 cmdline="make bench"
 [ "$KERNELS" != "6.12 7.2" ] && [ "$HOST" != 1 ] && cmdline="$cmdline KERNELS=\"$KERNELS\""
-[ "$MODE" = icount ] && cmdline="$cmdline MODE=icount"
+[ "$MODE" != throughput ] && cmdline="$cmdline MODE=$MODE"
 [ "$HOST" = 1 ] && cmdline="$cmdline HOST=1"
 [ "$QUICK" = 1 ] && cmdline="$cmdline BENCH_QUICK=1"
-for v in BENCH_VCPUS BENCH_COUNTS BENCH_ROUNDS BENCH_FLOWS BENCH_LOADS BENCH_KO; do
+for v in BENCH_VCPUS BENCH_COUNTS BENCH_ROUNDS BENCH_FLOWS BENCH_LOADS BENCH_KO \
+	BENCH_LAT_SECS BENCH_LAT_OMIT BENCH_LAT_RATE BENCH_LAT_BURST BENCH_LAT_VARIANTS; do
 	[ -n "${!v:-}" ] && cmdline="$cmdline $v=\"${!v}\""
 done
 
 # ------------------------------------------------------------ tools
 # gnuplot draws the PNG; installed when we are root, else no plot.
 need_pkgs gnuplot-nox iproute2 kmod || blog "continuing without the missing packages (no PNG without gnuplot)"
+# MODE=latency: the guest runs the host's userland (tests/testbed/vm.sh).
+if [ "$MODE" = latency ]; then
+	need_pkgs iperf3 iputils-ping iproute2 ethtool ||
+		die "MODE=latency needs iperf3, ping (iputils-ping), ss (iproute2) and ethtool"
+fi
 UDPSEND=$REPO/build/bench/udpsend
 mkdir -p "$(dirname "$UDPSEND")"
 if [ ! -x "$UDPSEND" ] || [ "$BENCH_DIR/udpsend.c" -nt "$UDPSEND" ]; then
@@ -106,7 +131,7 @@ meta_json() {   # MODE KERNEL ACCEL -> meta.json on stdout
 	M_DATE=$DATE M_CMD=$cmdline M_KERNELS=$KERNELS M_HOST=$HOST \
 	M_ELAPSED=$(( $(now) - T0 )) M_CORES=$(nproc) M_COUNTS="$C_DUMMY $C_VETH $C_UDP" \
 	M_ROUNDS=$ROUNDS M_FLOWS=$FLOWS M_LOADS=$LOADS M_VCPUS=$VCPUS M_QUICK=$QUICK \
-	M_KO=${BENCH_KO:-} \
+	M_KO=${BENCH_KO:-} M_LAT="$LAT_SECS $LAT_OMIT $LAT_RATE $LAT_BURST" M_LATV=$LAT_VARIANTS \
 	$PY - <<'EOF'
 import json, os
 e = os.environ
@@ -128,16 +153,18 @@ print(json.dumps({
     "rounds": int(e["M_ROUNDS"]), "flows": e["M_FLOWS"], "loads": e["M_LOADS"],
     "vcpus": e["M_VCPUS"], "quick": e["M_QUICK"] == "1",
     "module": e["M_KO"] or "build/<line>/softmq/sch_softmq.ko (this tree)",
-}, indent=1))
+} | ({"latency": dict(zip(("secs", "omit", "rate", "burst"), e["M_LAT"].split()),
+                      variants=e["M_LATV"])} if e["M_MODE"] == "latency" else {}), indent=1))
 EOF
 }
 OTHERS_START=$(others)
 LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 
 REPORTS=()
-report() {   # PREFIX META RUNS...
-	local prefix=$1 meta=$2; shift 2
-	$PY "$BENCH_DIR/report.py" --meta "$meta" --out-prefix "$prefix" "$@" > "$prefix.stdout" ||
+report() {   # PREFIX META RUNS...   (latency: PREFIX META RAWDIR)
+	local prefix=$1 meta=$2 rep=report.py; shift 2
+	[ "$MODE" = latency ] && rep=report_latency.py
+	$PY "$BENCH_DIR/$rep" --meta "$meta" --out-prefix "$prefix" "$@" > "$prefix.stdout" ||
 		{ blog "report failed for $prefix"; return 1; }
 	REPORTS+=("$prefix")
 }
@@ -164,6 +191,17 @@ host_mode() {
 	make -C "$REPO" modules > "$WORK/build.log" 2>&1 || die "module build failed: $WORK/build.log"
 	ko=$REPO/sch_softmq.ko
 	[ -e "$REPO/tc-plugin/Makefile" ] && make -C "$REPO/tc-plugin" > "$WORK/plugin.log" 2>&1 || true
+	if [ "$MODE" = latency ]; then
+		blog "HOST=1, MODE=latency"
+		mkdir -p "$WORK/host-lat"
+		"$BENCH_DIR/latency-guest.sh" --ko "$ko" --tc-lib "$REPO/tc-plugin" \
+			--out "$WORK/host-lat" --secs "$LAT_SECS" --omit "$LAT_OMIT" \
+			--rounds "$ROUNDS" --rate "$LAT_RATE" --burst "$LAT_BURST" --variants "$LAT_VARIANTS" \
+			--tag host-latency | tee "$WORK/host-lat.log"
+		meta_json "$MODE" "$kver" "none (bare metal / host kernel)" > "$WORK/meta.json"
+		report "$OUTDIR/$DATE-$kver-host-latency" "$WORK/meta.json" "$WORK/host-lat"
+		return
+	fi
 	n=$(nproc)
 	threads=${BENCH_VCPUS:-"1 2 $n"}
 	for t in $(echo "$threads" | tr ' ' '\n' | awk -v n="$n" '$1 <= n' | sort -nu); do
@@ -185,6 +223,10 @@ host_mode() {
 # ~150 kpps, UDP ~20 kpps in all; icount about 3x slower).
 estimate_s() {   # VCPUS
 	local l nf s=0 per
+	if [ "$MODE" = latency ]; then   # each run: OMIT + SECS + ~2 s set-up
+		echo $(( $(echo "$LAT_VARIANTS" | wc -w) * ROUNDS * (LAT_SECS + LAT_OMIT + 3) + 60 ))
+		return
+	fi
 	nf=$(echo "$FLOWS" | wc -w)
 	for l in $LOADS; do
 		case $l in
@@ -239,6 +281,16 @@ vm_mode() {
 			script=$WORK/$line-${v}v/bench-$line-${v}v.sh
 			res=$WORK/$line-${v}v/vm
 			mkdir -p "$(dirname "$script")"
+			if [ "$MODE" = latency ]; then
+				cat > "$script" <<EOF
+#!/bin/bash
+# generated by bench/bench.sh: one boot of the latency bench
+mkdir -p "\$SOFTMQ_RESULTS/lat"
+exec $BENCH_DIR/latency-guest.sh --ko "${BENCH_KO:-\$SOFTMQ_KO}" --tc-lib "\$TC_LIB_DIR" \\
+	--out "\$SOFTMQ_RESULTS/lat" --secs $LAT_SECS --omit $LAT_OMIT --rounds $ROUNDS \\
+	--rate $LAT_RATE --burst $LAT_BURST --variants "$LAT_VARIANTS" --tag $line-${v}v-latency
+EOF
+			else
 			cat > "$script" <<EOF
 #!/bin/bash
 # generated by bench/bench.sh: one boot of the bench matrix
@@ -248,6 +300,7 @@ exec $BENCH_DIR/guest.sh --ko "${BENCH_KO:-\$SOFTMQ_KO}" --tc-lib "\$TC_LIB_DIR"
 	--rounds $ROUNDS --flows "$FLOWS" --loads "$LOADS" \\
 	--tag $line-${v}v
 EOF
+			fi
 			chmod +x "$script"
 			blog "$line ($abi), $v vCPU(s)$([ "$MODE" = icount ] && echo ', icount'): about $((est / 60)) min"
 			local t1; t1=$(now)
@@ -257,7 +310,16 @@ EOF
 			grep -E '^(PASS|FAIL|SKIP) |^vm ' "$WORK/$line-${v}v/vm.log" | sed 's/^/    /' >&2 || true
 			blog "$line, $v vCPU(s): $(( $(now) - t1 ))s"
 			local f=$res/bench-$line-${v}v/runs.jsonl
-			if [ -s "$f" ]; then
+			if [ "$MODE" = latency ]; then
+				f=$res/bench-$line-${v}v/lat
+				if [ -s "$f/runs.jsonl" ] && grep -q '"type":"run"' "$f/runs.jsonl"; then
+					rm -rf "$WORK/$line-${v}v-lat"
+					cp -r "$f" "$WORK/$line-${v}v-lat"
+					runs+=("$WORK/$line-${v}v-lat")
+				else
+					blog "no results from $line, $v vCPU(s): see $WORK/$line-${v}v/vm.log"
+				fi
+			elif [ -s "$f" ]; then
 				cp "$f" "$WORK/$line-${v}v.jsonl"
 				runs+=("$WORK/$line-${v}v.jsonl")
 			else
@@ -267,6 +329,7 @@ EOF
 		[ ${#runs[@]} -gt 0 ] || { blog "no results at all for $line"; continue; }
 		prefix=$OUTDIR/$DATE-$abi
 		[ "$MODE" = icount ] && prefix=$prefix-icount
+		[ "$MODE" = latency ] && prefix=$prefix-latency
 		[ "$QUICK" = 1 ] && prefix=$prefix-quick
 		meta_json "$MODE" "$abi" "$accel" > "$WORK/meta-$line.json"
 		report "$prefix" "$WORK/meta-$line.json" "${runs[@]}"
