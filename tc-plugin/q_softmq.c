@@ -6,6 +6,8 @@
  *	[ flows NUMBER ] [ depth PACKETS ] [ quantum BYTES ]
  *	[ bands 1|3 ] [ key flow|cpu ]
  *	[ limit PACKETS ] [ memory_limit BYTES ]
+ *	[ codel | nocodel ] [ target TIME ] [ interval TIME ]
+ *	[ ecn | noecn ] [ ce_threshold TIME|off ]
  *
  * Every argument is checked here, before tc talks to the kernel: a bad one
  * gets a one-line message naming it, then the usage, and tc exits with 1.
@@ -16,15 +18,18 @@
  * iproute2 6.1 through 7.1.
  */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "tc_abi.h"
 #include "uapi/softmq.h"
 
 #define SOFTMQ_ATTR_MAXLEN	1024	/* room for TCA_OPTIONS, as tc's qdiscs */
 #define __unused		__attribute__((unused))
+#define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
 
 static void explain(void)
 {
@@ -32,6 +37,8 @@ static void explain(void)
 		"Usage: ... softmq [ flows NUMBER ] [ depth PACKETS ] [ quantum BYTES ]\n"
 		"                  [ bands 1|3 ] [ key flow|cpu ]\n"
 		"                  [ limit PACKETS ] [ memory_limit BYTES ]\n"
+		"                  [ codel | nocodel ] [ target TIME ] [ interval TIME ]\n"
+		"                  [ ecn | noecn ] [ ce_threshold TIME|off ]\n"
 		"  flows    rings per band (key flow), power of two %u..%u, default %u\n"
 		"  depth    packets per ring, power of two %u..%u, default %u\n"
 		"  quantum  bytes per ring per round, %u..%u (1514, 1.5k, 64k),\n"
@@ -41,7 +48,15 @@ static void explain(void)
 		"  limit    packets queued, %u..%u, default %u\n"
 		"  memory_limit  bytes of skb memory queued (4Mb, 32Mb), %u..%u,\n"
 		"           default %uMb (under mq: divided by the TX queues, at least\n"
-		"           %u packets and %uMb)\n",
+		"           %u packets and %uMb)\n"
+		"  codel    CoDel AQM on every ring (default); nocodel: plain FIFO rings\n"
+		"  target   CoDel's acceptable queue delay, 1us..60s, default 5ms\n"
+		"           (TIME: 5ms, 500us, 1.5ms, 1s; a bare number is usec)\n"
+		"  interval CoDel's interval, 1us..60s, default 100ms\n"
+		"  ecn      CoDel CE-marks ECN-capable packets instead of dropping\n"
+		"           them (default); noecn: it drops them\n"
+		"  ce_threshold  CE-mark ECN-capable packets queued longer than this,\n"
+		"           0us..60s, or off (default)\n",
 		SOFTMQ_FLOWS_MIN, SOFTMQ_FLOWS_MAX, SOFTMQ_FLOWS_DEFAULT,
 		SOFTMQ_DEPTH_MIN, SOFTMQ_DEPTH_MAX, SOFTMQ_DEPTH_DEFAULT,
 		SOFTMQ_QUANTUM_MIN, SOFTMQ_QUANTUM_MAX, SOFTMQ_BANDS_DEFAULT,
@@ -65,6 +80,21 @@ static const char *const opt_names[] = {
 	[TCA_SOFTMQ_KEY]	= "key",
 	[TCA_SOFTMQ_LIMIT]	= "limit",
 	[TCA_SOFTMQ_MEMORY_LIMIT] = "memory_limit",
+	[TCA_SOFTMQ_TARGET]	= "target",
+	[TCA_SOFTMQ_INTERVAL]	= "interval",
+	[TCA_SOFTMQ_CE_THRESHOLD] = "ce_threshold",
+};
+
+/* Options without a value: a word for each setting of one attribute. */
+static const struct {
+	const char *word;
+	int attr;
+	__u32 val;
+} flag_words[] = {
+	{ "codel",	TCA_SOFTMQ_CODEL,	1 },
+	{ "nocodel",	TCA_SOFTMQ_CODEL,	0 },
+	{ "ecn",	TCA_SOFTMQ_ECN,		1 },
+	{ "noecn",	TCA_SOFTMQ_ECN,		0 },
 };
 
 static const char *const key_names[] = {
@@ -79,6 +109,16 @@ static int opt_lookup(const char *word)
 	for (i = TCA_SOFTMQ_UNSPEC + 1; i <= TCA_SOFTMQ_MAX; i++)
 		if (opt_names[i] && strcmp(word, opt_names[i]) == 0)
 			return i;
+	return -1;
+}
+
+static int flag_lookup(const char *word)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(flag_words); i++)
+		if (strcmp(word, flag_words[i].word) == 0)
+			return (int)i;
 	return -1;
 }
 
@@ -154,31 +194,114 @@ static int parse_bytes(const char *name, const char *arg, const char *eg,
 	return 0;
 }
 
+/* As the plugin prints times: 5ms, 100ms, 1s, 1500us (exact, in usec). */
+static void sprint_usec(char *buf, size_t len, __u32 us)
+{
+	if (us && !(us % 1000000))
+		snprintf(buf, len, "%us", us / 1000000);
+	else if (us && !(us % 1000))
+		snprintf(buf, len, "%ums", us / 1000);
+	else
+		snprintf(buf, len, "%uus", us);
+}
+
+/*
+ * A time as tc's get_time() reads it: a number (strtod: 5, 1.5, 1e3) and
+ * an optional unit, s/sec/secs, ms/msec/msecs or us/usec/usecs, any case;
+ * a bare number is microseconds.  get_time() itself is not used: it stores
+ * a negative, huge or NaN double into an unsigned int unchecked.  The
+ * fraction of a microsecond is dropped, as get_time() drops it.
+ */
+static int parse_time(const char *name, const char *arg, __u32 min,
+		      __u32 max, bool can_off, __u32 *out)
+{
+	char lo[16], hi[16];
+	const char *unit;
+	char *end;
+	double t;
+
+	sprint_usec(lo, sizeof(lo), min);
+	sprint_usec(hi, sizeof(hi), max);
+	if (can_off && strcmp(arg, "off") == 0) {
+		*out = SOFTMQ_CE_THRESHOLD_OFF;
+		return 0;
+	}
+	if (arg[0] == '-') {
+		bad("%s \"%s\" is negative; expected %s..%s%s", name, arg, lo,
+		    hi, can_off ? " or off" : "");
+		return -1;
+	}
+	t = strtod(arg, &end);
+	unit = end;
+	if (end == arg || !isfinite(t)) {
+		unit = NULL;
+	} else if (!*unit || !strcasecmp(unit, "us") ||
+		   !strcasecmp(unit, "usec") || !strcasecmp(unit, "usecs")) {
+		/* microseconds */
+	} else if (!strcasecmp(unit, "ms") || !strcasecmp(unit, "msec") ||
+		   !strcasecmp(unit, "msecs")) {
+		t *= 1000;
+	} else if (!strcasecmp(unit, "s") || !strcasecmp(unit, "sec") ||
+		   !strcasecmp(unit, "secs")) {
+		t *= 1000000;
+	} else {
+		unit = NULL;
+	}
+	if (!unit) {
+		bad("%s \"%s\" is not a time (e.g. 5ms, 500us, 1s) from %s to %s%s",
+		    name, arg, lo, hi, can_off ? ", or off" : "");
+		return -1;
+	}
+	if (t < 0) {
+		bad("%s \"%s\" is negative; expected %s..%s%s", name, arg, lo,
+		    hi, can_off ? " or off" : "");
+		return -1;
+	}
+	if (t > max || (__u32)t < min) {
+		bad("%s \"%s\" is out of range; expected %s..%s%s", name, arg,
+		    lo, hi, can_off ? " or off" : "");
+		return -1;
+	}
+	*out = (__u32)t;
+	return 0;
+}
+
 static int softmq_parse_opt(const struct qdisc_util *qu __unused, int argc,
 			    char **argv, struct nlmsghdr *n,
 			    const char *dev __unused)
 {
 	__u32 val[TCA_SOFTMQ_MAX + 1] = { 0 };
-	bool seen[TCA_SOFTMQ_MAX + 1] = { false };
+	const char *seen[TCA_SOFTMQ_MAX + 1] = { NULL };
 	struct rtattr *tail;
 	int i;
 
 	for (; argc > 0; argc--, argv++) {
 		const char *word = *argv, *arg;
-		int opt;
+		int opt, flag;
 
 		if (strcmp(word, "help") == 0) {
 			explain();
 			return -1;
 		}
-		opt = opt_lookup(word);
+		flag = flag_lookup(word);
+		opt = flag >= 0 ? flag_words[flag].attr : opt_lookup(word);
 		if (opt < 0) {
 			bad("unknown option \"%s\"", word);
 			return -1;
 		}
-		if (seen[opt]) {
+		if (seen[opt] && strcmp(seen[opt], word) == 0) {
 			bad("option \"%s\" is given more than once", word);
 			return -1;
+		}
+		if (seen[opt]) {
+			bad("option \"%s\" contradicts \"%s\" before it", word,
+			    seen[opt]);
+			return -1;
+		}
+		if (flag >= 0) {
+			val[opt] = flag_words[flag].val;
+			seen[opt] = word;
+			continue;
 		}
 		if (argc < 2) {
 			bad("option \"%s\" needs a value", word);
@@ -234,11 +357,23 @@ static int softmq_parse_opt(const struct qdisc_util *qu __unused, int argc,
 				return -1;
 			}
 			break;
+		case TCA_SOFTMQ_TARGET:
+		case TCA_SOFTMQ_INTERVAL:
+			if (parse_time(word, arg, SOFTMQ_CODEL_TIME_MIN,
+				       SOFTMQ_CODEL_TIME_MAX, false, &val[opt]))
+				return -1;
+			break;
+		case TCA_SOFTMQ_CE_THRESHOLD:
+			if (parse_time(word, arg, 0, SOFTMQ_CODEL_TIME_MAX, true,
+				       &val[opt]))
+				return -1;
+			break;
 		}
-		seen[opt] = true;
+		seen[opt] = word;
 	}
 
-	tail = addattr_nest(n, SOFTMQ_ATTR_MAXLEN, TCA_OPTIONS);
+	/* NLA_F_NESTED as newer iproute2 qdiscs set it; softmq takes both. */
+	tail = addattr_nest(n, SOFTMQ_ATTR_MAXLEN, TCA_OPTIONS | NLA_F_NESTED);
 	if (!tail)
 		return -1;
 	for (i = TCA_SOFTMQ_UNSPEC + 1; i <= TCA_SOFTMQ_MAX; i++)
@@ -288,6 +423,17 @@ static void print_bytes(const char *name, __u32 v)
 	print_color_string(PRINT_FP, COLOR_NONE, NULL, "%s", text);
 }
 
+/* A time: "target 5ms " as text, the microseconds in JSON. */
+static void print_usec(const char *name, __u32 us)
+{
+	char text[64], buf[16];
+
+	sprint_usec(buf, sizeof(buf), us);
+	snprintf(text, sizeof(text), "%s %s ", name, buf);
+	print_color_uint(PRINT_JSON, COLOR_NONE, name, NULL, us);
+	print_color_string(PRINT_FP, COLOR_NONE, NULL, "%s", text);
+}
+
 /* Options in the order of the synopsis. */
 static int softmq_print_opt(const struct qdisc_util *qu __unused,
 			    FILE *f __unused, struct rtattr *opt)
@@ -322,24 +468,98 @@ static int softmq_print_opt(const struct qdisc_util *qu __unused,
 		print_color_uint(PRINT_ANY, COLOR_NONE, "limit", "limit %up ", v);
 	if (get_u32_attr(tb, TCA_SOFTMQ_MEMORY_LIMIT, &v))
 		print_bytes("memory_limit", v);
+	/* CoDel as fq_codel prints it; JSON has the times in usec. */
+	if (get_u32_attr(tb, TCA_SOFTMQ_CODEL, &v)) {
+		print_color_bool(PRINT_JSON, COLOR_NONE, "codel", NULL, v);
+		if (!v)
+			print_color_string(PRINT_FP, COLOR_NONE, NULL, "%s",
+					   "nocodel ");
+	}
+	if (get_u32_attr(tb, TCA_SOFTMQ_TARGET, &v))
+		print_usec("target", v);
+	if (get_u32_attr(tb, TCA_SOFTMQ_INTERVAL, &v))
+		print_usec("interval", v);
+	if (get_u32_attr(tb, TCA_SOFTMQ_ECN, &v)) {
+		print_color_bool(PRINT_JSON, COLOR_NONE, "ecn", NULL, v);
+		if (v)
+			print_color_string(PRINT_FP, COLOR_NONE, NULL, "%s",
+					   "ecn ");
+	}
+	if (get_u32_attr(tb, TCA_SOFTMQ_CE_THRESHOLD, &v) &&
+	    v != SOFTMQ_CE_THRESHOLD_OFF)
+		print_usec("ce_threshold", v);
+	return 0;
+}
+
+/* Classes (rings) have no options of their own. */
+static int softmq_print_copt(const struct qdisc_util *qu __unused,
+			     FILE *f __unused, struct rtattr *opt __unused)
+{
 	return 0;
 }
 
 /*
- * Every field is printed, always, so scripts see the same keys on every
+ * One ring (tc -s class show), as fq_codel prints a flow; JSON always has
+ * every key, text names dropping and new_flow only when they are set.
+ */
+static void print_class_xstats(const struct tc_softmq_class_xstats *cs)
+{
+	char text[64], buf[16];
+
+	print_color_uint(PRINT_ANY, COLOR_NONE, "band", "  band %u", cs->band);
+	print_color_uint(PRINT_ANY, COLOR_NONE, "index", " index %u",
+			 cs->index);
+	print_color_int(PRINT_ANY, COLOR_NONE, "deficit", " deficit %d",
+			cs->deficit);
+	print_color_uint(PRINT_ANY, COLOR_NONE, "count", " count %u",
+			 cs->count);
+	print_color_uint(PRINT_ANY, COLOR_NONE, "lastcount", " lastcount %u",
+			 cs->lastcount);
+	sprint_usec(buf, sizeof(buf), cs->ldelay);
+	print_color_uint(PRINT_JSON, COLOR_NONE, "ldelay", NULL, cs->ldelay);
+	print_color_string(PRINT_FP, COLOR_NONE, NULL, " ldelay %s", buf);
+	print_color_bool(PRINT_JSON, COLOR_NONE, "dropping", NULL,
+			 cs->dropping);
+	print_color_int(PRINT_JSON, COLOR_NONE, "drop_next", NULL,
+			cs->drop_next);
+	if (cs->dropping) {
+		/* -INT_MIN does not fit: its magnitude as unsigned */
+		sprint_usec(buf, sizeof(buf), cs->drop_next < 0 ?
+			    0U - (__u32)cs->drop_next : (__u32)cs->drop_next);
+		snprintf(text, sizeof(text), " dropping drop_next %s%s",
+			 cs->drop_next < 0 ? "-" : "", buf);
+		print_color_string(PRINT_FP, COLOR_NONE, NULL, "%s", text);
+	}
+	print_color_bool(PRINT_JSON, COLOR_NONE, "new_flow", NULL,
+			 cs->new_flow);
+	if (cs->new_flow)
+		print_color_string(PRINT_FP, COLOR_NONE, NULL, "%s",
+				   " new_flow");
+}
+
+/*
+ * tc calls this for the qdisc's xstats and for each class's: a block the
+ * size of struct tc_softmq_class_xstats is a ring's.  In the qdisc's,
+ * every field is printed, always, so scripts see the same keys on every
  * kernel.  A shorter block (a module built from an older header) reads as
  * zeros past its end, as tc does for fq_codel; a longer one is cut.
  */
 static int softmq_print_xstats(const struct qdisc_util *qu __unused,
 			       FILE *f __unused, struct rtattr *xstats)
 {
+	struct tc_softmq_class_xstats cs;
 	struct tc_softmq_xstats st;
 	size_t len;
 
 	if (!xstats)
 		return 0;
-	memset(&st, 0, sizeof(st));
 	len = RTA_PAYLOAD(xstats);
+	if (len == sizeof(cs)) {
+		memcpy(&cs, RTA_DATA(xstats), sizeof(cs));
+		print_class_xstats(&cs);
+		return 0;
+	}
+	memset(&st, 0, sizeof(st));
 	memcpy(&st, RTA_DATA(xstats), len < sizeof(st) ? len : sizeof(st));
 
 #define U64(field, fmt) \
@@ -362,6 +582,15 @@ static int softmq_print_xstats(const struct qdisc_util *qu __unused,
 	U64(drop_overlimit,	"  drop_overlimit %" PRIu64);
 	U64(drop_overmemory,	" drop_overmemory %" PRIu64);
 	U64(memory_usage,	" memory_usage %" PRIu64);
+	print_nl();
+	U64(codel_drops,	"  codel_drops %" PRIu64);
+	U32(maxpacket,		" maxpacket %u");
+	U32(ecn_mark,		" ecn_mark %u");
+	U32(ce_mark,		" ce_mark %u");
+	U32(new_flow_count,	" new_flow_count %u");
+	print_nl();
+	U32(new_flows_len,	"  new_flows_len %u");
+	U32(old_flows_len,	" old_flows_len %u");
 #undef U64
 #undef U32
 	return 0;
@@ -374,4 +603,5 @@ struct qdisc_util softmq_qdisc_util = {
 	.parse_qopt	= softmq_parse_opt,
 	.print_qopt	= softmq_print_opt,
 	.print_xstats	= softmq_print_xstats,
+	.print_copt	= softmq_print_copt,
 };

@@ -23,6 +23,11 @@
  *    signatures changed between 6.1 and 6.15 (matches(), print_tm(),
  *    print_tcstats2_attr()) and noreturn helpers that exit with status 255
  *    (NEXT_ARG()/incomplete_command(), invarg(), duparg()) are not used.
+ *  - get_time() and sprint_time() are exported by both and unchanged, but
+ *    not used: get_time() stores a negative, huge or NaN double into an
+ *    unsigned int unchecked, and sprint_time() rounds to three digits
+ *    ("%.3g": 1234567us prints as 1.23s); the plugin parses and prints
+ *    times itself, with get_time()'s syntax.
  *  - Netlink attributes are walked with the kernel's own RTA_* macros from
  *    <linux/rtnetlink.h> instead of parse_rtattr_flags().
  *
@@ -77,6 +82,11 @@ enum color_attr {
 
 int print_color_uint(enum output_type t, enum color_attr color,
 		     const char *key, const char *fmt, unsigned int value);
+int print_color_int(enum output_type t, enum color_attr color,
+		    const char *key, const char *fmt, int value);
+/* fmt gets "true" or "false" as its %s; JSON gets a boolean */
+int print_color_bool(enum output_type t, enum color_attr color,
+		     const char *key, const char *fmt, bool value);
 int print_color_u64(enum output_type t, enum color_attr color,
 		    const char *key, const char *fmt, uint64_t value);
 int print_color_string(enum output_type t, enum color_attr color,

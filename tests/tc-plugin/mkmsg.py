@@ -2,12 +2,14 @@
 # SPDX-License-Identifier: GPL-2.0
 """Write canned RTM_NEWQDISC messages for nlshim.so's NLSHIM_DUMP.
 
-    mkmsg.py OUT IFINDEX
+    mkmsg.py OUT IFINDEX [CLASS_OUT]
 
 Each qdisc below is what the softmq module dumps (TCA_KIND, TCA_OPTIONS,
 TCA_STATS2 with TCA_STATS_APP = struct tc_softmq_xstats, and the legacy
-TCA_XSTATS copy).  The expected values are in EXPECT (imported by check.py).
-Attribute numbers and the xstats layout come from include/uapi/softmq.h.
+TCA_XSTATS copy); each class (RTM_NEWTCLASS, one per active ring) carries
+struct tc_softmq_class_xstats the same way.  The expected values are in
+EXPECT and CLASSES (imported by run_tests.py).  Attribute numbers and both
+xstats layouts come from include/uapi/softmq.h.
 """
 import re
 import struct
@@ -17,7 +19,7 @@ import os
 HERE = os.path.dirname(os.path.abspath(__file__))
 UAPI = os.path.join(HERE, '..', '..', 'include', 'uapi', 'softmq.h')
 
-RTM_NEWQDISC = 36
+RTM_NEWQDISC, RTM_NEWTCLASS = 36, 40
 TCA_KIND, TCA_OPTIONS, TCA_XSTATS, TCA_STATS2 = 1, 2, 4, 7
 TCA_STATS_BASIC, TCA_STATS_QUEUE, TCA_STATS_APP = 1, 3, 4
 NLA_F_NESTED = 1 << 15
@@ -32,19 +34,48 @@ def uapi():
     attrs = {n: i for i, n in enumerate(names)}
     body = re.search(r'struct tc_softmq_xstats\s*{(.*?)};', text, re.S).group(1)
     fields = re.findall(r'__(u64|u32)\s+(\w+);', body)
-    return attrs, fields
+    body = re.search(r'struct tc_softmq_class_xstats\s*{(.*?)};', text,
+                     re.S).group(1)
+    cfields = re.findall(r'__([us]32)\s+(\w+);', body)
+    return attrs, fields, cfields
 
 
-ATTRS, XFIELDS = uapi()
+ATTRS, XFIELDS, CFIELDS = uapi()
 XFMT = '=' + ''.join('Q' if t == 'u64' else 'I' for t, _ in XFIELDS)
 XSIZE = struct.calcsize(XFMT)
-OPTS = ['flows', 'depth', 'quantum', 'bands', 'key', 'limit', 'memory_limit']
+CFMT = '=' + ''.join('i' if t == 's32' else 'I' for t, _ in CFIELDS)
+CSIZE = struct.calcsize(CFMT)
+# Options in attribute order (= the order tc sends and prints them).
+OPTS = ['flows', 'depth', 'quantum', 'bands', 'key', 'limit', 'memory_limit',
+        'codel', 'target', 'interval', 'ecn', 'ce_threshold']
+BOOL_OPTS = ('codel', 'ecn')           # JSON true/false
+TIME_OPTS = ('target', 'interval', 'ce_threshold')
+CE_OFF = 0xFFFFFFFF
 KEYS = {'flow': 0, 'cpu': 1}
 
 
 def rta(typ, payload):
     ln = 4 + len(payload)
     return struct.pack('=HH', ln, typ) + payload + b'\0' * ((4 - ln % 4) % 4)
+
+
+def stats_attrs(app, drops=0):
+    basic = struct.pack('=QI4x', 123456, 789)
+    queue = struct.pack('=IIIII', 0, 0, drops, 0, 0)
+    stats2 = (rta(TCA_STATS_BASIC, basic) + rta(TCA_STATS_QUEUE, queue) +
+              rta(TCA_STATS_APP, app))
+    return rta(TCA_STATS2 | NLA_F_NESTED, stats2) + rta(TCA_XSTATS, app)
+
+
+def tclass(ifindex, handle, minor, cx, empty_opts=False):
+    x = struct.pack(CFMT, *[cx.get(n, 0) for _, n in CFIELDS])
+    attrs = rta(TCA_KIND, b'softmq\0')
+    if empty_opts:
+        attrs += rta(TCA_OPTIONS | NLA_F_NESTED, b'')
+    attrs += stats_attrs(x)
+    tcm = struct.pack('=BxHiIII', 0, 0, ifindex, handle | minor, handle, 0)
+    body = tcm + attrs
+    return struct.pack('=IHHII', 16 + len(body), RTM_NEWTCLASS, 0, 0, 0) + body
 
 
 def qdisc(ifindex, handle, opts, xstats, xlen=None, extra_opts=b''):
@@ -58,12 +89,8 @@ def qdisc(ifindex, handle, opts, xstats, xlen=None, extra_opts=b''):
     x = struct.pack(XFMT, *[xstats.get(n, 0) for _, n in XFIELDS])
     if xlen is not None:
         x = x[:xlen]
-    basic = struct.pack('=QI4x', 123456, 789)
-    queue = struct.pack('=IIIII', 0, 0, xstats.get('drops_ring_full', 0), 0, 0)
-    stats2 = (rta(TCA_STATS_BASIC, basic) + rta(TCA_STATS_QUEUE, queue) +
-              rta(TCA_STATS_APP, x))
     attrs = (rta(TCA_KIND, b'softmq\0') + rta(TCA_OPTIONS | NLA_F_NESTED, o) +
-             rta(TCA_STATS2 | NLA_F_NESTED, stats2) + rta(TCA_XSTATS, x))
+             stats_attrs(x, xstats.get('drops_ring_full', 0)))
     tcm = struct.pack('=BxHiIII', 0, 0, ifindex, handle, TC_H_ROOT, 2)
     body = tcm + attrs
     return struct.pack('=IHHII', 16 + len(body), RTM_NEWQDISC, 0, 0, 0) + body
@@ -80,19 +107,76 @@ CPU_X = {n: 0 for _, n in XFIELDS}
 CPU_X.update(drops_ring_full=9, push_retries=1, ring_wakeups=2)
 # A block cut after the first six u64 counters: the rest must read as 0.
 SHORT_LEN = 48
+# The block of a module from before CoDel (up to memory_usage).
+OLD_LEN = 96
+OLD_X = {n: 0 for _, n in XFIELDS}
+OLD_X.update(drops_ring_full=1, push_retries=2, ring_wakeups=3,
+             allocated_rings=4, reconfigs=5, drop_overlimit=6,
+             drop_overmemory=7, memory_usage=8)
+FULL_X.update(codel_drops=(1 << 35) + 3, maxpacket=1514, ecn_mark=77,
+              ce_mark=(1 << 32) - 1, new_flow_count=999, new_flows_len=2,
+              old_flows_len=5)
+CODEL_DEFAULTS = dict(codel=1, target=5000, interval=100000, ecn=1)
 
 EXPECT = [
     dict(handle='1:', opts=dict(flows=1024, depth=64, quantum=1514, bands=3,
                                 key='flow', limit=10240,
-                                memory_limit=32 << 20), xstats=FULL_X),
+                                memory_limit=32 << 20, **CODEL_DEFAULTS),
+         xstats=FULL_X),
     dict(handle='2:', opts=dict(flows=8, depth=4096, quantum=65536, bands=1,
                                 key='cpu', limit=1, memory_limit=4097),
          xstats={n: (CPU_X[n] if i < 6 else 0)
                  for i, (_, n) in enumerate(XFIELDS)}),
     # A key this plugin does not know (a newer module): printed as a number.
+    # AQM off, no ecn, odd times, ce_threshold 0.
     dict(handle='3:', opts=dict(flows=1, depth=1, quantum=64, bands=3,
-                                key=7, limit=1 << 24, memory_limit=1536 << 10),
+                                key=7, limit=1 << 24, memory_limit=1536 << 10,
+                                codel=0, target=1500, interval=1000000,
+                                ecn=0, ce_threshold=0),
          xstats={n: 0 for _, n in XFIELDS}),
+    # A module from before CoDel: no CoDel attributes, 96-byte xstats.
+    dict(handle='4:', opts=dict(flows=64, depth=32, quantum=1514, bands=3,
+                                key='flow', limit=100, memory_limit=4 << 20),
+         xstats=OLD_X, xlen=OLD_LEN),
+    # The extremes; ce_threshold set; a later attribute the plugin does
+    # not know.
+    dict(handle='5:', opts=dict(flows=1024, depth=64, quantum=1514, bands=1,
+                                key='cpu', limit=10240, memory_limit=32 << 20,
+                                codel=1, target=60000000, interval=1, ecn=1,
+                                ce_threshold=2500),
+         xstats=FULL_X, extra=True),
+    # ce_threshold dumped as off (the kernel leaves it out; were it there,
+    # it means none).
+    dict(handle='6:', opts=dict(flows=1024, depth=64, quantum=1514, bands=3,
+                                key='flow', limit=10240,
+                                memory_limit=32 << 20, codel=0, target=12345,
+                                interval=60000000, ecn=1, ce_threshold=CE_OFF),
+         xstats=FULL_X),
+]
+
+# Classes of qdisc 1: (minor, class xstats, empty TCA_OPTIONS?, text line)
+CLASS_X = [
+    (1, dict(band=0, index=0, deficit=1514, ldelay=0, count=0, lastcount=0,
+             dropping=0, drop_next=0, new_flow=1), False,
+     '  band 0 index 0 deficit 1514 count 0 lastcount 0 ldelay 0us new_flow'),
+    (1024 + 5 + 1, dict(band=1, index=5, deficit=-300, ldelay=12345, count=3,
+                        lastcount=2, dropping=1, drop_next=2500, new_flow=0),
+     False,
+     '  band 1 index 5 deficit -300 count 3 lastcount 2 ldelay 12345us '
+     'dropping drop_next 2500us'),
+    (2048 + 1 + 1, dict(band=2, index=1, deficit=0, ldelay=7000,
+                        count=4294967295, lastcount=1, dropping=1,
+                        drop_next=-1000, new_flow=1), True,
+     '  band 2 index 1 deficit 0 count 4294967295 lastcount 1 ldelay 7ms '
+     'dropping drop_next -1ms new_flow'),
+    (2048 + 1023 + 1, dict(band=2, index=1023, deficit=-2147483648,
+                           ldelay=60000000, count=1, lastcount=0, dropping=1,
+                           drop_next=-2147483648, new_flow=0), False,
+     '  band 2 index 1023 deficit -2147483648 count 1 lastcount 0 ldelay 60s '
+     'dropping drop_next -2147483648us'),
+    (3, dict(band=0, index=2, deficit=1, ldelay=999, count=0, lastcount=0,
+             dropping=0, drop_next=-5, new_flow=0), False,
+     '  band 0 index 2 deficit 1 count 0 lastcount 0 ldelay 999us'),
 ]
 
 
@@ -100,10 +184,22 @@ def build(ifindex):
     out = qdisc(ifindex, 0x00010000, EXPECT[0]['opts'], FULL_X)
     out += qdisc(ifindex, 0x00020000, EXPECT[1]['opts'], CPU_X, xlen=SHORT_LEN,
                  extra_opts=rta(len(ATTRS) + 3, struct.pack('=I', 99)))
-    out += qdisc(ifindex, 0x00030000, EXPECT[2]['opts'], EXPECT[2]['xstats'])
+    for e in EXPECT[2:]:
+        handle = int(e['handle'].rstrip(':'), 16) << 16
+        extra = rta(len(ATTRS), struct.pack('=I', 1)) if e.get('extra') else b''
+        out += qdisc(ifindex, handle, e['opts'], e['xstats'], xlen=e.get('xlen'),
+                     extra_opts=extra)
     return out
+
+
+def build_classes(ifindex):
+    return b''.join(tclass(ifindex, 0x00010000, minor, cx, empty)
+                    for minor, cx, empty, _ in CLASS_X)
 
 
 if __name__ == '__main__':
     with open(sys.argv[1], 'wb') as f:
         f.write(build(int(sys.argv[2])))
+    if len(sys.argv) > 3:
+        with open(sys.argv[3], 'wb') as f:
+            f.write(build_classes(int(sys.argv[2])))

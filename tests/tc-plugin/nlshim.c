@@ -7,7 +7,8 @@
  *
  *   NLSHIM_LOG=FILE    append one line per netlink message tc sends (any
  *                      type), e.g. "send type=36 flags=0x0605 kind=softmq
- *                      opts=1:1024,3:1536".  An empty log after a command
+ *                      nested=1 opts=1:1024,3:1536" (nested: NLA_F_NESTED
+ *                      on TCA_OPTIONS).  An empty log after a command
  *                      proves tc sent the kernel nothing.
  *   NLSHIM_FAKE_ACK=1  RTM_NEWQDISC / RTM_DELQDISC are logged but not sent;
  *                      tc gets a success ACK.  The kernel's state is never
@@ -16,6 +17,8 @@
  *                      messages stored in FILE (made by mkmsg.py) followed by
  *                      NLMSG_DONE, so `tc [-s] [-j] qdisc show` prints softmq
  *                      qdiscs through the plugin.
+ *   NLSHIM_CLASS_DUMP=FILE  the same for an RTM_GETTCLASS dump (`tc -s
+ *                      class show`).
  *
  * Everything else (RTM_GETLINK for device names, ...) reaches the kernel
  * unchanged.  Only test code: never installed.
@@ -118,7 +121,8 @@ static void log_msg(const struct nlmsghdr *h)
 				const char *sep = "";
 
 				n += snprintf(line + n, sizeof(line) - n,
-					      " opts=");
+					      " nested=%d opts=",
+					      !!(rta->rta_type & NLA_F_NESTED));
 				for (; RTA_OK(o, olen); o = RTA_NEXT(o, olen)) {
 					__u32 v = 0;
 
@@ -224,6 +228,7 @@ static void queue_dump(int fd, const struct nlmsghdr *req, __u32 pid,
 static int intercept(int fd, const char *buf, size_t len)
 {
 	const char *dump = getenv("NLSHIM_DUMP");
+	const char *cdump = getenv("NLSHIM_CLASS_DUMP");
 	const char *fake = getenv("NLSHIM_FAKE_ACK");
 	size_t off;
 	int handled = 0;
@@ -243,6 +248,9 @@ static int intercept(int fd, const char *buf, size_t len)
 			handled = 1;
 		} else if (dump && *dump && h->nlmsg_type == RTM_GETQDISC) {
 			queue_dump(fd, h, pid, dump);
+			handled = 1;
+		} else if (cdump && *cdump && h->nlmsg_type == RTM_GETTCLASS) {
+			queue_dump(fd, h, pid, cdump);
 			handled = 1;
 		}
 		off += NLMSG_ALIGN(h->nlmsg_len);

@@ -8,8 +8,10 @@ Needs no softmq module and changes nothing in the host's kernel:
     netlink message tc sends; the log must stay empty);
   * good arguments: the attributes tc would send are read from the shim's log
     while the shim, not the kernel, answers (NLSHIM_FAKE_ACK);
-  * printing: `tc [-s] [-j [-p]] qdisc show` is fed canned softmq dumps
-    (mkmsg.py) by the shim and its text and JSON are checked;
+  * good arguments: TCA_OPTIONS carries NLA_F_NESTED;
+  * printing: `tc [-s] [-j [-p]] qdisc show` and `tc -s [-j] class show`
+    are fed canned softmq dumps (mkmsg.py) by the shim and their text and
+    JSON are checked (qdisc xstats of every size, class xstats);
   * the plugin's exported symbols; the man page lint.
 Every tc case runs with each tc binary found (Debian's 6.1 and the
 bookworm-backports 6.15; see find_tcs()) and LD_BIND_NOW=1.
@@ -117,12 +119,15 @@ class Tc:
         self.label, self.path, self.tmp = label, path, tmp
         self.log = os.path.join(tmp, 'nl-%s.log' % label)
 
-    def run(self, args, fake_ack=False, dump=None):
+    def run(self, args, fake_ack=False, dump=None, class_dump=None):
         env = dict(os.environ)
         env.update(TC_LIB_DIR=PLUGIN_DIR, LD_BIND_NOW='1', LD_PRELOAD=SHIM,
                    NLSHIM_LOG=self.log, LC_ALL='C')
         env.pop('NLSHIM_FAKE_ACK', None)
         env.pop('NLSHIM_DUMP', None)
+        env.pop('NLSHIM_CLASS_DUMP', None)
+        if class_dump:
+            env['NLSHIM_CLASS_DUMP'] = class_dump
         if fake_ack:
             env['NLSHIM_FAKE_ACK'] = '1'
         if dump:
@@ -150,7 +155,7 @@ BAD_CASES = [
     (['flows', '8', 'depth'], MISSING % 'depth'),
     (['foo'], r'softmq: unknown option "foo"$'),
     (['FLOWS', '8'], r'softmq: unknown option "FLOWS"$'),
-    (['flows', '8', 'target', '5ms'], r'softmq: unknown option "target"$'),
+    (['flows', '8', 'drop_batch', '64'], r'softmq: unknown option "drop_batch"$'),
     (['limit', '100', 'limit', '100'],
      r'softmq: option "limit" is given more than once$'),
     (['limit', '0'], r'softmq: limit "0" is out of range; expected 1\.\.16777216$'),
@@ -207,6 +212,68 @@ BAD_CASES = [
     (['key', 'hash'], r'softmq: key "hash" is not flow or cpu$'),
     (['key', 'CPU'], r'softmq: key "CPU" is not flow or cpu$'),
     (['key', ''], r'softmq: key "" is not flow or cpu$'),
+    # CoDel: times (target, interval 1us..60s; ce_threshold 0us..60s or off)
+    # and the flags codel/nocodel, ecn/noecn
+    (['target'], MISSING % 'target'),
+    (['interval'], MISSING % 'interval'),
+    (['ce_threshold'], MISSING % 'ce_threshold'),
+    (['ecn', 'target'], MISSING % 'target'),
+    (['target', '5ms', 'interval'], MISSING % 'interval'),
+    (['target', '-5ms'], r'softmq: target "-5ms" is negative; expected 1us\.\.60s$'),
+    (['target', '-1'], r'softmq: target "-1" is negative; expected 1us\.\.60s$'),
+    (['target', ' -5ms'], r'softmq: target " -5ms" is negative; expected 1us\.\.60s$'),
+    (['interval', '-100ms'], r'softmq: interval "-100ms" is negative; expected 1us\.\.60s$'),
+    (['ce_threshold', '-1ms'],
+     r'softmq: ce_threshold "-1ms" is negative; expected 0us\.\.60s or off$'),
+    (['target', 'abc'],
+     r'softmq: target "abc" is not a time \(e\.g\. 5ms, 500us, 1s\) from 1us to 60s$'),
+    (['target', ''], r'softmq: target "" is not a time'),
+    (['target', 'ms'], r'softmq: target "ms" is not a time'),
+    (['target', '5m'], r'softmq: target "5m" is not a time'),
+    (['target', '5mss'], r'softmq: target "5mss" is not a time'),
+    (['target', '5 ms'], r'softmq: target "5 ms" is not a time'),
+    (['target', '5ns'], r'softmq: target "5ns" is not a time'),
+    (['target', 'nan'], r'softmq: target "nan" is not a time'),
+    (['target', 'inf'], r'softmq: target "inf" is not a time'),
+    (['target', '1e999s'], r'softmq: target "1e999s" is not a time'),
+    (['interval', '100msx'], r'softmq: interval "100msx" is not a time'),
+    (['interval', 'off'], r'softmq: interval "off" is not a time .*1us to 60s$'),
+    (['ce_threshold', 'on'],
+     r'softmq: ce_threshold "on" is not a time \(e\.g\. 5ms, 500us, 1s\) from 0us to 60s, or off$'),
+    (['ce_threshold', 'OFF'], r'softmq: ce_threshold "OFF" is not a time'),
+    (['target', '0'], r'softmq: target "0" is out of range; expected 1us\.\.60s$'),
+    (['target', '0ms'], r'softmq: target "0ms" is out of range; expected 1us\.\.60s$'),
+    (['target', '0.5us'], r'softmq: target "0\.5us" is out of range'),
+    (['target', '61s'], r'softmq: target "61s" is out of range; expected 1us\.\.60s$'),
+    (['target', '60000001'], r'softmq: target "60000001" is out of range'),
+    (['target', '4294967296'], r'softmq: target "4294967296" is out of range'),
+    (['target', '99999999999999999999999'],
+     r'softmq: target "9+" is out of range'),
+    (['interval', '0'], r'softmq: interval "0" is out of range; expected 1us\.\.60s$'),
+    (['interval', '60000001us'], r'softmq: interval "60000001us" is out of range'),
+    (['interval', '1000s'], r'softmq: interval "1000s" is out of range'),
+    (['ce_threshold', '61s'],
+     r'softmq: ce_threshold "61s" is out of range; expected 0us\.\.60s or off$'),
+    (['ce_threshold', '4294967295'],
+     r'softmq: ce_threshold "4294967295" is out of range'),
+    (['target', '5ms', 'target', '5ms'],
+     r'softmq: option "target" is given more than once$'),
+    (['interval', '1s', 'flows', '8', 'interval', '2s'],
+     r'softmq: option "interval" is given more than once$'),
+    (['ce_threshold', '1ms', 'ce_threshold', 'off'],
+     r'softmq: option "ce_threshold" is given more than once$'),
+    (['ecn', 'ecn'], r'softmq: option "ecn" is given more than once$'),
+    (['nocodel', 'nocodel'], r'softmq: option "nocodel" is given more than once$'),
+    (['ecn', 'noecn'], r'softmq: option "noecn" contradicts "ecn" before it$'),
+    (['noecn', 'target', '1ms', 'ecn'],
+     r'softmq: option "ecn" contradicts "noecn" before it$'),
+    (['codel', 'nocodel'], r'softmq: option "nocodel" contradicts "codel" before it$'),
+    (['nocodel', 'codel'], r'softmq: option "codel" contradicts "nocodel" before it$'),
+    (['ecn', '1'], r'softmq: unknown option "1"$'),
+    (['codel', 'on'], r'softmq: unknown option "on"$'),
+    (['ECN'], r'softmq: unknown option "ECN"$'),
+    (['noce_threshold'], r'softmq: unknown option "noce_threshold"$'),
+    (['aqm'], r'softmq: unknown option "aqm"$'),
 ]
 
 # ---- good arguments: (words, the TCA_OPTIONS tc must send as "type:value")
@@ -250,6 +317,46 @@ GOOD_CASES = [
       'flows', '4096', 'memory_limit', '4m', 'limit', '2000'],
      opts(flows=4096, depth=256, quantum=9000, bands=1, key=1, limit=2000,
           memory_limit=4 << 20)),
+    # CoDel: get_time()'s syntax (any case; a bare number is usec)
+    (['codel'], opts(codel=1)),
+    (['nocodel'], opts(codel=0)),
+    (['ecn'], opts(ecn=1)),
+    (['noecn'], opts(ecn=0)),
+    (['target', '5ms'], opts(target=5000)),
+    (['target', '500us'], opts(target=500)),
+    (['target', '1.5ms'], opts(target=1500)),
+    (['target', '2500'], opts(target=2500)),
+    (['target', '1'], opts(target=1)),
+    (['target', '60s'], opts(target=60000000)),
+    (['target', '60000000us'], opts(target=60000000)),
+    (['target', '5MS'], opts(target=5000)),
+    (['target', '5msec'], opts(target=5000)),
+    (['target', '5msecs'], opts(target=5000)),
+    (['target', '3usec'], opts(target=3)),
+    (['target', '3usecs'], opts(target=3)),
+    (['target', '1.9us'], opts(target=1)),       # get_time drops fractions
+    (['target', '1e3'], opts(target=1000)),
+    (['target', '+5ms'], opts(target=5000)),
+    (['interval', '100ms'], opts(interval=100000)),
+    (['interval', '1s'], opts(interval=1000000)),
+    (['interval', '2sec'], opts(interval=2000000)),
+    (['interval', '2secs'], opts(interval=2000000)),
+    (['interval', '0.25s'], opts(interval=250000)),
+    (['interval', '1us'], opts(interval=1)),
+    (['ce_threshold', '1ms'], opts(ce_threshold=1000)),
+    (['ce_threshold', '0'], opts(ce_threshold=0)),
+    (['ce_threshold', '60s'], opts(ce_threshold=60000000)),
+    (['ce_threshold', 'off'], opts(ce_threshold=mkmsg.CE_OFF)),
+    (['ce_threshold', '2.5ms', 'noecn', 'interval', '200ms', 'nocodel',
+      'target', '10ms'],
+     opts(codel=0, target=10000, interval=200000, ecn=0, ce_threshold=2500)),
+    # every option at once (also the change and replace case)
+    (['ecn', 'target', '4ms', 'key', 'cpu', 'bands', '1', 'quantum', '9000',
+      'depth', '256', 'ce_threshold', '800us', 'flows', '4096', 'memory_limit',
+      '4m', 'limit', '2000', 'interval', '50ms', 'codel'],
+     opts(flows=4096, depth=256, quantum=9000, bands=1, key=1, limit=2000,
+          memory_limit=4 << 20, codel=1, target=4000, interval=50000, ecn=1,
+          ce_threshold=800)),
 ]
 
 # The netlink flags tc sets per command (NLM_F_REQUEST|ACK|CREATE|EXCL|REPLACE)
@@ -292,11 +399,16 @@ def check_help(tc):
     if not err.startswith('Usage: ... softmq [ flows NUMBER ] [ depth PACKETS ]'
                           ' [ quantum BYTES ]\n                  [ bands 1|3 ]'
                           ' [ key flow|cpu ]\n                  [ limit PACKETS ]'
-                          ' [ memory_limit BYTES ]\n'):
+                          ' [ memory_limit BYTES ]\n                  [ codel |'
+                          ' nocodel ] [ target TIME ] [ interval TIME ]\n'
+                          '                  [ ecn | noecn ] [ ce_threshold'
+                          ' TIME|off ]\n'):
         why.append('usage synopsis missing or wrong')
     for word in ('flows', 'depth', 'quantum', 'bands', 'key', '65536', '4096',
                  '1048576', 'MTU', 'limit', 'memory_limit', '10240', '32Mb',
-                 '16777216', '2147483648', 'mq'):
+                 '16777216', '2147483648', 'mq', 'codel', 'nocodel', 'target',
+                 'interval', 'ecn', 'noecn', 'ce_threshold', '5ms', '100ms',
+                 '1us..60s', '0us..60s', 'off (default)', 'usec'):
         if word not in err:
             why.append('usage does not mention %s' % word)
     if sent:
@@ -328,19 +440,31 @@ def check_good(tc):
                 why.append('expected one RTM_NEWQDISC, got:\n' + sent)
             else:
                 m = re.match(r'send type=36 flags=0x([0-9a-f]+) parent=0x'
-                             r'ffffffff kind=softmq opts=(\S*)$', msgs[0])
+                             r'ffffffff kind=softmq nested=(\d) opts=(\S*)$',
+                             msgs[0])
                 if not m:
                     why.append('unexpected message: ' + msgs[0])
                 else:
                     if int(m.group(1), 16) != flags:
                         why.append('flags 0x%s, expected 0x%04x' %
                                    (m.group(1), flags))
-                    if m.group(2) != want:
+                    if m.group(2) != '1':
+                        why.append('TCA_OPTIONS without NLA_F_NESTED')
+                    if m.group(3) != want:
                         why.append('options [%s], expected [%s]' %
-                                   (m.group(2), want))
+                                   (m.group(3), want))
             if err:
                 why.append('stderr: ' + err)
             result(not why, name, '\n'.join(why))
+
+
+def usec_text(us):
+    """How the plugin prints a time: exact, in the largest whole unit."""
+    if us and not us % 1000000:
+        return '%ds' % (us // 1000000)
+    if us and not us % 1000:
+        return '%dms' % (us // 1000)
+    return '%dus' % us
 
 
 def expected_text(e, stats):
@@ -350,16 +474,45 @@ def expected_text(e, stats):
     mem = ('%dMb' % (mem >> 20) if mem >= 1 << 20 and not mem % (1 << 20) else
            '%dKb' % (mem >> 10) if mem >= 1024 and not mem % 1024 else
            '%db' % mem)
-    lines = ['qdisc softmq %s dev lo root refcnt 2 flows %d depth %d '
-             'quantum %d bands %d key %s limit %dp memory_limit %s' %
-             (e['handle'], o['flows'], o['depth'], o['quantum'], o['bands'],
-              key, o['limit'], mem)]
+    line = ('qdisc softmq %s dev lo root refcnt 2 flows %d depth %d '
+            'quantum %d bands %d key %s limit %dp memory_limit %s' %
+            (e['handle'], o['flows'], o['depth'], o['quantum'], o['bands'],
+             key, o['limit'], mem))
+    # as fq_codel: "target 5ms interval 100ms ecn", nocodel when AQM is off
+    if o.get('codel') == 0:
+        line += ' nocodel'
+    for k in ('target', 'interval'):
+        if k in o:
+            line += ' %s %s' % (k, usec_text(o[k]))
+    if o.get('ecn'):
+        line += ' ecn'
+    if o.get('ce_threshold', mkmsg.CE_OFF) != mkmsg.CE_OFF:
+        line += ' ce_threshold %s' % usec_text(o['ce_threshold'])
+    lines = [line]
     if stats:
         x = e['xstats']
         names = [n for _, n in mkmsg.XFIELDS]
-        for part in (names[:6], names[6:11], names[11:]):
+        for part in (names[:6], names[6:11], names[11:14], names[14:19],
+                     names[19:]):
             lines.append('  ' + ' '.join('%s %d' % (n, x[n]) for n in part))
     return lines
+
+
+def expected_json_opts(e):
+    """The options object tc -j must print, in this order."""
+    out = {}
+    for k in mkmsg.OPTS:
+        if k not in e['opts']:
+            continue
+        v = e['opts'][k]
+        if k == 'key':
+            v = v if isinstance(v, str) else str(v)
+        elif k in mkmsg.BOOL_OPTS:
+            v = bool(v)
+        elif k == 'ce_threshold' and v == mkmsg.CE_OFF:
+            continue
+        out[k] = v
+    return out
 
 
 def check_print(tc, dump):
@@ -378,7 +531,7 @@ def check_print(tc, dump):
                 continue
             if stats:
                 # the tc core prints Sent/backlog lines between options and xstats
-                got = text[i + 1:i + 6]
+                got = text[i + 1:i + 8]
                 for w in want[1:]:
                     if w not in got:
                         why.append('missing xstats line: ' + w)
@@ -408,13 +561,11 @@ def check_print(tc, dump):
             if q.get('kind') != 'softmq':
                 why.append('kind %r' % q.get('kind'))
             o = q.get('options', {})
-            if list(o) != mkmsg.OPTS:
+            wopts = expected_json_opts(e)
+            if list(o) != list(wopts):
                 why.append('options keys %s, expected %s in that order' %
-                           (list(o), mkmsg.OPTS))
-            for k in mkmsg.OPTS:
-                v = e['opts'][k]
-                want = v if k != 'key' else (v if isinstance(v, str)
-                                             else str(v))
+                           (list(o), list(wopts)))
+            for k, want in wopts.items():
                 if o.get(k) != want or type(o.get(k)) is not type(want):
                     why.append('options.%s = %r, expected %r' %
                                (k, o.get(k), want))
@@ -434,6 +585,74 @@ def check_print(tc, dump):
         result(not why, '%s tc %s qdisc show: valid JSON, same keys, right '
                'values' % (tc.label, ' '.join(flags)),
                '\n'.join(why) + '\nstdout:\n' + out)
+
+
+def check_class(tc, cdump):
+    """tc -s class show: one class per ring, its xstats as fq_codel's."""
+    rc, out, err, sent = tc.run(['-s', 'class', 'show', 'dev', 'lo'],
+                                dump=None, class_dump=cdump)
+    why = [] if rc == 0 and not err else ['exit %d stderr %r' % (rc, err)]
+    blocks = re.split(r'^(?=class )', out, flags=re.M)
+    blocks = [b for b in blocks if b.startswith('class ')]
+    if len(blocks) != len(mkmsg.CLASS_X):
+        why.append('%d classes printed, expected %d' %
+                   (len(blocks), len(mkmsg.CLASS_X)))
+    for minor, cx, _, line in mkmsg.CLASS_X:
+        head = 'class softmq 1:%x ' % minor
+        b = [x for x in blocks if x.startswith(head)]
+        if len(b) != 1:
+            why.append('no single block for %s' % head)
+            continue
+        lines = [t.rstrip() for t in b[0].splitlines()]
+        if line not in lines:
+            why.append('class 1:%x: missing xstats line %r' % (minor, line))
+        if any('drops_ring_full' in t for t in lines):
+            why.append('class 1:%x printed as qdisc xstats' % minor)
+    if 'cannot parse' in out + err:
+        why.append('an empty TCA_OPTIONS is not accepted: ' + err)
+    result(not why, '%s tc -s class show prints each ring\'s CoDel state' %
+           tc.label, '\n'.join(why) + '\nstdout:\n' + out)
+    rc, out, err, sent = tc.run(['class', 'show', 'dev', 'lo'],
+                                class_dump=cdump)
+    result(rc == 0 and 'band' not in out and out.count('class softmq') ==
+           len(mkmsg.CLASS_X), '%s tc class show (no -s) prints no xstats' %
+           tc.label, out + err)
+    # tc 6.1 prints classes as text only (its print_class has no JSON)
+    ver = tuple(int(x) for x in re.findall(r'\d+', tc.label)[:2])
+    if ver < (6, 9):
+        return
+    # every field but pad, in the order the text has them (fq_codel's)
+    names = ['band', 'index', 'deficit', 'count', 'lastcount', 'ldelay',
+             'dropping', 'drop_next', 'new_flow']
+    if sorted(names) != sorted(n for _, n in mkmsg.CFIELDS if n != 'pad'):
+        result(False, 'class xstats fields known to the test',
+               'uapi has %s' % [n for _, n in mkmsg.CFIELDS])
+    for flags in (['-j', '-s'], ['-j', '-p', '-s']):
+        rc, out, err, sent = tc.run(flags + ['class', 'show', 'dev', 'lo'],
+                                    class_dump=cdump)
+        why = [] if rc == 0 and not err else ['exit %d stderr %r' % (rc, err)]
+        try:
+            data = json.loads(out)
+        except ValueError as ex:
+            result(False, '%s tc %s class show is valid JSON' %
+                   (tc.label, ' '.join(flags)), '%s\n%s' % (ex, out))
+            continue
+        for minor, cx, _, _ in mkmsg.CLASS_X:
+            c = [d for d in data if d.get('handle') == '1:%x' % minor]
+            if len(c) != 1:
+                why.append('class 1:%x not found once' % minor)
+                continue
+            st = c[0].get('stats', c[0])
+            got = [k for k in st if k in names]
+            if got != names:
+                why.append('1:%x keys %s, expected %s' % (minor, got, names))
+            for n in names:
+                want = bool(cx[n]) if n in ('dropping', 'new_flow') else cx[n]
+                if st.get(n) != want or type(st.get(n)) is not type(want):
+                    why.append('1:%x %s = %r, expected %r' %
+                               (minor, n, st.get(n), want))
+        result(not why, '%s tc %s class show: valid JSON, every class xstat' %
+               (tc.label, ' '.join(flags)), '\n'.join(why) + '\nstdout:\n' + out)
 
 
 def check_exports():
@@ -478,6 +697,15 @@ def check_man():
     missing += [n for _, n in mkmsg.XFIELDS if n not in text]
     result(not missing, 'man page has every section and explains every xstat',
            'missing: %s' % missing)
+    missing = [n for _, n in mkmsg.CFIELDS if n != 'pad' and n not in text]
+    missing += [w for w in ('nocodel', 'noecn', 'target', 'interval',
+                            'ce_threshold', 'class show', 'CODEL', '5ms',
+                            '100ms', 'new_flow', 'drop_next')
+                if w not in text]
+    missing += [s for s in ('CODEL AND SPARSE FLOWS',)
+                if not re.search(r'^\.SH "?%s"?\s*$' % s, text, re.M)]
+    result(not missing, 'man page explains the CoDel options, every class '
+           'xstat and CoDel per ring', 'missing: %s' % missing)
 
 
 def check_install(tcs):
@@ -519,15 +747,18 @@ def main():
         return 1
     tmp = tempfile.mkdtemp(prefix='softmq-tc-')
     dump = os.path.join(tmp, 'dump.bin')
+    cdump = os.path.join(tmp, 'classes.bin')
     ifindex = int(open('/sys/class/net/lo/ifindex').read())
     with open(dump, 'wb') as f:
         f.write(mkmsg.build(ifindex))
+    with open(cdump, 'wb') as f:
+        f.write(mkmsg.build_classes(ifindex))
 
     check_exports()
     check_man()
     tcs, missing = find_tcs()
     per_tc = (len(BAD_CASES) + 2 * len(BAD_CASES[::7]) + 2 +
-              len(GOOD_CASES) + 2 + 2 + 4)
+              len(GOOD_CASES) + 2 + 2 + 4 + 2)
     check_install(tcs)
     # Both tc binaries are part of the test bed (tests/testbed/kernels.sh
     # tools fetches tc 6.15): one that is missing is a failure, not a skip.
@@ -540,6 +771,7 @@ def main():
         check_bad(tc)
         check_good(tc)
         check_print(tc, dump)
+        check_class(tc, cdump)
     shutil.rmtree(tmp, ignore_errors=True)
     print('%d passed, %d failed, %d skipped' %
           (counts['pass'], counts['fail'], counts['skip']))
