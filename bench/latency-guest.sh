@@ -5,7 +5,7 @@
 # root, iproute2 (ip, tc, ss), iperf3, iputils ping, ethtool, the veth,
 # sch_tbf, sch_fq_codel modules and sch_softmq.ko (--ko, unless loaded).
 #
-#   latency-guest.sh --out DIR [--ko PATH] [--tc-lib DIR] [--secs 15]
+#   latency-guest.sh --out DIR [--ko PATH] [--tc-lib DIR] [--secs 10]
 #                    [--omit 3] [--rounds 3] [--rate 20mbit] [--burst 64k]
 #                    [--flows 4] [--variants "..."] [--tag TEXT]
 #
@@ -26,9 +26,15 @@
 #
 # Variants (rows): pfifo_fast, fq_codel, softmq (module defaults: CoDel on
 # where the module has it), softmq-nocodel (`softmq nocodel`; a "skip"
-# record where the module or tc refuses it), and -ecn runs of fq_codel and
+# record where the module has no CoDel), and -ecn runs of fq_codel and
 # softmq (net.ipv4.tcp_ecn=1 in the sender's netns; otherwise 2, the
 # kernel default: no ECN requested).
+#
+# softmq's options and xstats without the tc plugin: tests/vm/lib/smq.py
+# (raw rtnetlink, the layout read from include/uapi/softmq.h) reads the
+# module's CoDel option, adds `codel 0` where tc has no `nocodel` (a plugin
+# older than the module), and reads the xstats once per softmq run, after
+# the traffic (smq-end.json: CoDel's drops and marks over the whole run).
 #
 # Prints the test bed's protocol on stdout: "PASS bench-<tag>: N runs" or
 # "FAIL bench-<tag>: why".
@@ -37,7 +43,7 @@ set -u
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export LC_ALL=C
 
-KO="" OUT="" TCLIB="" SECS=15 OMIT=3 ROUNDS=3 RATE=20mbit BURST=64k NFLOWS=4 TAG=""
+KO="" OUT="" TCLIB="" SECS=10 OMIT=3 ROUNDS=3 RATE=20mbit BURST=64k NFLOWS=4 TAG=""
 VARIANTS="pfifo_fast fq_codel softmq softmq-nocodel fq_codel-ecn softmq-ecn"
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -62,6 +68,10 @@ fail() { say "ERROR: $*"; echo "FAIL bench-${TAG:-latency}: $*"; exit 0; }
 
 SND=lsnd RCV=lrcv DEV=ls0 SADDR=198.18.3.1 RADDR=198.18.3.2
 NRUN=0 LOADED_KO=0 SRV_PID=""
+SMQPY=$(cd "$(dirname "$0")/.." && pwd)/tests/vm/lib/smq.py
+HAVE_SMQPY=0
+[ -e "$SMQPY" ] && command -v python3 > /dev/null && HAVE_SMQPY=1
+smqpy() { ip netns exec $SND python3 "$SMQPY" "$@"; }
 # The test bed's receive-timestamp holder (tests/testbed/guest.sh) stays:
 # ping turns SO_TIMESTAMP on and off at every start and end, and the hold
 # keeps that static key from being patched under traffic (the TCG int3
@@ -121,8 +131,14 @@ child_of() {   # VARIANT -> CHILD (tc words after "handle 10:")
 	*) fail "unknown variant $1";;
 	esac
 }
-set_qdisc() {   # CHILD-WORDS -> 0 when tc took it
+NOCODEL_VIA=tc
+set_qdisc() {   # CHILD-WORDS -> 0 when tc (or smq.py) took it
 	"${TC[@]}" -n $SND qdisc del dev $DEV root 2>/dev/null
+	if [ "$1" = "softmq nocodel" ] && [ $NOCODEL_VIA = smqpy ]; then
+		"${TC[@]}" -n $SND qdisc add dev $DEV root handle 1: tbf rate $RATE burst $BURST latency 100ms &&
+			smqpy add $DEV parent 1:1 handle 10: codel 0
+		return
+	fi
 	"${TC[@]}" -n $SND -batch - <<EOF
 qdisc add dev $DEV root handle 1: tbf rate $RATE burst $BURST latency 100ms
 qdisc add dev $DEV parent 1:1 handle 10: $1
@@ -135,23 +151,30 @@ qdesc() { "${TC[@]}" -n $SND qdisc show dev $DEV | tr '\n' ';'; }
 # "nocodel" alone proves nothing).
 set_qdisc softmq > /dev/null 2>&1 || fail "tbf + softmq child refused"
 SMQ_DEFAULT_DESC=$(qdesc)
-SMQ_AQM=0 SMQ_AQM_HOW="tc shows no CoDel options and the module has no CoDel strings"
+SMQ_AQM=0 SMQ_AQM_HOW="neither tc nor smq.py shows a CoDel option"
+SMQ_SHOW=""
+[ $HAVE_SMQPY = 1 ] && SMQ_SHOW=$(smqpy show $DEV 2>&1)
 if [[ $SMQ_DEFAULT_DESC =~ (target|interval|codel) ]]; then
 	SMQ_AQM=1 SMQ_AQM_HOW="tc shows its CoDel options"
-elif [ -n "$KO" ] && [ -e "$KO" ] && grep -qa 'ce_threshold' "$KO"; then
-	# A tc plugin older than the module does not print CoDel's options;
-	# the module's own messages tell a module with CoDel (on by default).
-	SMQ_AQM=1 SMQ_AQM_HOW="this tc plugin cannot show CoDel's options; the module has CoDel (on by default)"
+elif [[ $SMQ_SHOW =~ \"codel\":\ ([01]) ]]; then
+	# A tc plugin older than the module prints no CoDel options.
+	SMQ_AQM=${BASH_REMATCH[1]}
+	SMQ_AQM_HOW="the module's dump has codel ${BASH_REMATCH[1]} (read with tests/vm/lib/smq.py; this tc plugin does not show CoDel's options)"
 fi
 NOCODEL_OK=0 NOCODEL_WHY=""
-if [ $HAVE_PLUGIN = 0 ]; then
-	NOCODEL_WHY="no tc plugin (options need it)"
-elif ! err=$(set_qdisc "softmq nocodel" 2>&1); then
-	NOCODEL_WHY="tc refused 'softmq nocodel': ${err%%$'\n'*}"
-elif [ $SMQ_AQM = 0 ]; then
-	NOCODEL_WHY="this module has no CoDel (its defaults show no target/interval): softmq is already without AQM"
-else
+if [ $SMQ_AQM = 0 ]; then
+	NOCODEL_WHY="this module has no CoDel: softmq is already without AQM"
+elif [ $HAVE_PLUGIN = 1 ] && set_qdisc "softmq nocodel" > /dev/null 2>&1; then
 	NOCODEL_OK=1
+elif [ $HAVE_SMQPY = 1 ]; then
+	NOCODEL_VIA=smqpy
+	if err=$(set_qdisc "softmq nocodel" 2>&1); then
+		NOCODEL_OK=1
+	else
+		NOCODEL_WHY="'codel 0' refused: ${err%%$'\n'*}"
+	fi
+else
+	NOCODEL_WHY="no tc plugin with nocodel, and no python3 for tests/vm/lib/smq.py"
 fi
 "${TC[@]}" -n $SND qdisc del dev $DEV root 2>/dev/null
 
@@ -168,6 +191,7 @@ emit() { echo "$1" >> "$OUT/runs.jsonl"; }
 	json_str "$SMQ_DEFAULT_DESC"; o="$o,\"softmq_default_desc\":$JS"
 	json_str "$NOCODEL_WHY"; o="$o,\"nocodel_why\":$JS"
 	json_str "$SMQ_AQM_HOW"; o="$o,\"softmq_aqm_how\":$JS"
+	json_str "$NOCODEL_VIA"; o="$o,\"nocodel_via\":$JS"
 	json_str "$VARIANTS"; o="$o,\"variants\":$JS"
 	json_str "$TAG"; o="$o,\"tag\":$JS"
 	o="$o,\"softmq_aqm\":$([ $SMQ_AQM = 1 ] && echo true || echo false)"
@@ -176,7 +200,7 @@ emit() { echo "$1" >> "$OUT/runs.jsonl"; }
 	o="$o,\"flows\":$NFLOWS,\"probe_interval_ms\":50,\"saddr\":\"$SADDR\",\"raddr\":\"$RADDR\"}"
 	emit "$o"
 }
-say "softmq AQM: $SMQ_AQM; nocodel: $([ $NOCODEL_OK = 1 ] && echo yes || echo "no ($NOCODEL_WHY)")"
+say "softmq AQM: $SMQ_AQM ($SMQ_AQM_HOW); nocodel: $([ $NOCODEL_OK = 1 ] && echo "yes, via $NOCODEL_VIA" || echo "no ($NOCODEL_WHY)")"
 
 # ------------------------------------------------------------ one run
 ss_sampler() {   # FILE: one `ss -tin` per second until killed
@@ -196,6 +220,7 @@ run_one() {   # VARIANT ROUND
 	ip netns exec $SND sysctl -qw net.ipv4.tcp_ecn=$ecn || fail "tcp_ecn=$ecn"
 	set_qdisc "$CHILD" 2> "$d/tc-add.err" || fail "$v: tc refused '$CHILD': $(cat "$d/tc-add.err")"
 	desc=$(qdesc)
+	[ "$v" = softmq-nocodel ] && [ $NOCODEL_VIA = smqpy ] && desc="$desc (added by smq.py: codel 0)"
 	[[ $desc == *"qdisc tbf 1: root"* && $desc == *"qdisc ${CHILD%% *} 10: parent 1:1"* ]] ||
 		fail "$v: wanted tbf 1: root with ${CHILD%% *} 10: as its child, found '$desc'"
 	t0=$EPOCHREALTIME
@@ -212,6 +237,9 @@ run_one() {   # VARIANT ROUND
 	"${TC[@]}" -n $SND -s -j qdisc show dev $DEV > "$d/tc-end.json" 2>&1
 	wait $ppid
 	kill $spid 2>/dev/null; wait $spid 2>/dev/null
+	# softmq's xstats as the module's header has them (after the traffic:
+	# a python start under TCG takes seconds of a vCPU)
+	case $v in softmq*) [ $HAVE_SMQPY = 1 ] && smqpy show $DEV > "$d/smq-end.json" 2>&1;; esac
 	json_str "$desc"
 	emit "{\"type\":\"run\",\"variant\":\"$v\",\"round\":$r,\"dir\":\"$v-r$r\",\"tcp_ecn\":$ecn,\"iperf3_rc\":$rc,\"qdisc_desc\":$JS,\"wall_s\":$(( (${EPOCHREALTIME/./} - ${t0/./}) / 1000 ))e-3}"
 	NRUN=$((NRUN + 1))
