@@ -27,8 +27,10 @@
 #                  skbs: exact in packets when there is no GSO.  It must
 #                  also equal what the senders handed over (python ok +
 #                  ENOBUFS, via IP_RECVERR; pktgen sofar + errors);
-#                    dropped == ENOBUFS + pktgen errors
-#                            == xstats drops_ring_full + drops_nomem
+#                    dropped == ENOBUFS + pktgen errors + codel_drops
+#                            == xstats drops_ring_full + drops_nomem + codel_drops
+#                  (CoDel drops at dequeue, after the senders were told
+#                  their packet was taken)
 #                  and the tap saw exactly `sent` of our packets when the
 #                  capture lost none.
 # TCP: iperf3 -P 4 for 2 s, once with TSO/GSO off on veth0 (one skb = one
@@ -55,20 +57,20 @@ PROCS=$((NCPU * 2))
 # identity_check NAME ENQ SENDERS_ENQ SENDERS_DROPS: the qdisc's counters
 # against the independent ones, once the qdisc has drained.
 identity_check() {
-	local name=$1 enq=$2 senq=$3 sdrops=$4 pk dr ql rf nm why=""
+	local name=$1 enq=$2 senq=$3 sdrops=$4 pk dr ql rf nm cd why=""
 	if ! wait_backlog_zero ina veth0 root 5; then
 		why="backlog never drained: $(ina $SMQ get veth0 stats.qlen stats.backlog) (stuck packets?)"
 	fi
-	read -r pk dr ql rf nm <<< "$(ina $SMQ get veth0 stats.packets stats.drops stats.qlen \
-		xstats.drops_ring_full xstats.drops_nomem)"
+	read -r pk dr ql rf nm cd <<< "$(ina $SMQ get veth0 stats.packets stats.drops stats.qlen \
+		xstats.drops_ring_full xstats.drops_nomem xstats.codel_drops)"
 	[ $((pk + dr + ql)) -eq "$enq" ] ||
 		why="$why; sent $pk + dropped $dr + backlog $ql = $((pk + dr + ql)) != enqueued $enq"
 	[ "$senq" = - ] || [ "$senq" -eq "$enq" ] ||
 		why="$why; senders handed over $senq != enqueued (clsact) $enq"
-	[ "$sdrops" = - ] || [ "$dr" -eq "$sdrops" ] ||
-		why="$why; qdisc drops $dr != drops seen by the senders $sdrops"
-	[ "$dr" -eq $((rf + nm)) ] ||
-		why="$why; qdisc drops $dr != xstats ring_full $rf + nomem $nm"
+	[ "$sdrops" = - ] || [ "$dr" -eq $((sdrops + cd)) ] ||
+		why="$why; qdisc drops $dr != drops seen by the senders $sdrops + codel $cd"
+	[ "$dr" -eq $((rf + nm + cd)) ] ||
+		why="$why; qdisc drops $dr != xstats ring_full $rf + nomem $nm + codel $cd"
 	rings_used ina veth0 ||
 		why="$why; the rings carried nothing ($RINGS_NOTE): the identity was not tested under queueing"
 	if [ -n "$why" ]; then fail "$name" "${why#; }"

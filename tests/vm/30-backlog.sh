@@ -17,8 +17,9 @@
 #                    (band 2); prio-bands1: with bands 1 the prio 6 flow
 #                    gets no such precedence (the check can tell)
 #   ringfull-<key>   one ring (flows 1 / a pinned CPU) of depth 16, blasted:
-#                    drops_ring_full > 0, qdisc drops == drops_ring_full +
-#                    drops_nomem == ENOBUFS at the senders, enqueued
+#                    drops_ring_full > 0, drops_ring_full + drops_nomem ==
+#                    ENOBUFS at the senders, qdisc drops == those +
+#                    codel_drops (CoDel at dequeue, not seen by senders), enqueued
 #                    (clsact) == sent + dropped + backlog once drained, and
 #                    ring_hiwat <= depth
 #   linkdown-<key>   ~1000 packets queued, carrier off: the qdisc is reset
@@ -194,21 +195,21 @@ ringfull() {
 		$INA $FLOWS send --dst $IP_D --flows 4 --procs 2 --cpus "$cpus" --duration 1.5 \
 			--size 1000 > "$res.send.json"
 		wait_backlog_zero ina sd0 root 5
-		local ok nob enq pk dr ql rf nm hw why=""
+		local ok nob enq pk dr ql rf nm cd hw why=""
 		ok=$(jqv "$res.send.json" .ok); nob=$(jqv "$res.send.json" .enobufs)
 		enq=$(egress_count ina sd0)
-		read -r pk dr ql rf nm hw <<< "$(ina $SMQ get sd0 stats.packets stats.drops stats.qlen \
-			xstats.drops_ring_full xstats.drops_nomem xstats.ring_hiwat)"
+		read -r pk dr ql rf nm cd hw <<< "$(ina $SMQ get sd0 stats.packets stats.drops stats.qlen \
+			xstats.drops_ring_full xstats.drops_nomem xstats.codel_drops xstats.ring_hiwat)"
 		[ "$rf" -gt 0 ] || why="$why; no drops_ring_full although $ok packets were blasted at one 16-slot ring"
-		[ "$dr" -eq $((rf + nm)) ] || why="$why; qdisc drops $dr != ring_full $rf + nomem $nm"
-		[ "$dr" -eq "$nob" ] || why="$why; qdisc drops $dr != ENOBUFS at the senders $nob"
+		[ "$dr" -eq $((rf + nm + cd)) ] || why="$why; qdisc drops $dr != ring_full $rf + nomem $nm + codel $cd"
+		[ $((rf + nm)) -eq "$nob" ] || why="$why; ring_full $rf + nomem $nm != ENOBUFS at the senders $nob"
 		[ $((pk + dr + ql)) -eq "$enq" ] || why="$why; sent $pk + dropped $dr + backlog $ql != enqueued $enq"
 		[ $((ok + nob)) -eq "$enq" ] || why="$why; senders handed over $((ok + nob)) != enqueued $enq"
 		[ "$hw" -le 16 ] || why="$why; ring_hiwat $hw > depth 16"
 		[ "$(jqv "$res.send.json" '.errors | length')" -eq 0 ] ||
 			why="$why; sender errors $(jq -c .errors "$res.send.json")"
 		if [ -n "$why" ]; then fail "$name" "${why#; }"
-		else pass "$name" "enqueued $enq = sent $pk + dropped $dr ($rf ring full) + backlog $ql; hiwat $hw"; fi
+		else pass "$name" "enqueued $enq = sent $pk + dropped $dr ($rf ring full, $cd CoDel) + backlog $ql; hiwat $hw"; fi
 	done
 }
 
@@ -256,7 +257,9 @@ leak_check() {
 
 queued_then() {   # queued_then KEY WHAT
 	local key=$1 what=$2 name=backlog-$2-$1 before q enq
-	sd_setup && slowdev_set loop 0 && sd_qdisc key "$key" flows 16 depth 1024 &&
+	# codel 0: CoDel would drop a standing queue this old within a few
+	# dequeues, and these cases are about what happens to packets queued
+	sd_setup && slowdev_set loop 0 && sd_qdisc key "$key" flows 16 depth 1024 codel 0 &&
 		egress_counter_on ina sd0 || { fail "$name" "setup"; return; }
 	before=$(skb_objs)
 	build_backlog 800 || { stop_backlog; fail "$name" "could not queue 800 packets (qlen $BG_Q)"; return; }

@@ -196,7 +196,8 @@ lower_live() {
 	local d0 q0 o0 d1 q1 o1 nob lim to rate ceil
 	read -r lim to rate <<< "$LOWER"
 	ceil=$((to + to / 4))
-	sd_setup && slowdev_set rate_pps "$rate" && sd_qdisc limit "$lim" &&
+	# codel 0: CoDel would drop from the standing queue this case keeps
+	sd_setup && slowdev_set rate_pps "$rate" && sd_qdisc limit "$lim" codel 0 &&
 		egress_counter_on ina sd0 || { fail $name "setup"; return; }
 	$INA $FLOWS send --dst $IP_D --duration $FLOOD_S --flows 2000 --procs 2 --size 64 \
 		> "$out.send.json"

@@ -101,8 +101,8 @@ fi
 read -r pg_sofar pg_err <<< "$(pg_stats ina veth0)"
 js=$(ina $SMQ show veth0)
 echo "$js" > "$SMQ_OUT/default.show.json"
-read -r pk dr ql active <<< "$(echo "$js" | jq -r '[.[] | select(.kind == "softmq")] |
-	"\(map(.stats.packets) | add) \(map(.stats.drops) | add) \(map(.stats.qlen) | add) \(map(select(.stats.packets > 0)) | length)"')"
+read -r pk dr ql active cd <<< "$(echo "$js" | jq -r '[.[] | select(.kind == "softmq")] |
+	"\(map(.stats.packets) | add) \(map(.stats.drops) | add) \(map(.stats.qlen) | add) \(map(select(.stats.packets > 0)) | length) \(map(.xstats.codel_drops) | add)"')"
 enq=$(egress_count ina veth0)
 ok=$(jqv "$SMQ_OUT/default.send.json" .ok); nob=$(jqv "$SMQ_OUT/default.send.json" .enobufs)
 $FLOWS analyze "$SMQ_OUT/default.pcap" > "$SMQ_OUT/default.json"
@@ -112,7 +112,7 @@ why=""
 [ "$active" -ge 2 ] || why="$why; only $active queue(s) carried traffic"
 [ $((pk + dr + ql)) -eq "$enq" ] || why="$why; sent $pk + dropped $dr + backlog $ql != enqueued $enq"
 [ $((ok + nob + pg_sofar + pg_err)) -eq "$enq" ] || why="$why; senders handed over $((ok + nob + pg_sofar + pg_err)) != enqueued $enq"
-[ "$dr" -eq $((nob + pg_err)) ] || why="$why; drops $dr != ENOBUFS + pktgen errors $((nob + pg_err))"
+[ "$dr" -eq $((nob + pg_err + cd)) ] || why="$why; drops $dr != ENOBUFS + pktgen errors $((nob + pg_err)) + codel $cd"
 [ "$ro" -eq 0 ] || why="$why; $ro packets reordered or duplicated at the tap"
 rings_used ina veth0 || why="$why; the children's rings carried nothing ($RINGS_NOTE): order and identity were not tested under queueing"
 if [ -n "$why" ]; then fail default-traffic "${why#; }"

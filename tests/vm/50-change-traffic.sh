@@ -76,16 +76,16 @@ run_changes() {
 	[ $((applied * 4)) -ge "$nchg" ] || why="$why; only $applied of $nchg changes applied"
 	last=$(jq -rs '[.[] | select(.rc == 0)] | last | .cmd' "$res.changes.json")
 
-	local ok nob pgs pge enq pk dr ql r1
+	local ok nob pgs pge enq pk dr ql r1 cd
 	ok=$(jqv "$res.send.json" .ok); nob=$(jqv "$res.send.json" .enobufs)
 	read -r pgs pge <<< "$(pg_stats ina "$dev")"
 	enq=$(egress_count ina "$dev")
-	read -r pk dr ql r1 <<< "$(ina $SMQ get "$dev" stats.packets stats.drops stats.qlen xstats.reconfigs)"
+	read -r pk dr ql r1 cd <<< "$(ina $SMQ get "$dev" stats.packets stats.drops stats.qlen xstats.reconfigs xstats.codel_drops)"
 	note "$name: $applied changes applied, $busy refused busy; python ok $ok enobufs $nob; pktgen $pgs/$pge; clsact $enq; capture lost $capdrop; reconfigs $r1; final $(ina $SMQ get "$dev" options)"
 	[ "$ql" -eq 0 ] || why="$why; backlog $ql never drained (stuck packets?)"
 	[ $((pk + dr + ql)) -eq "$enq" ] || why="$why; sent $pk + dropped $dr + backlog $ql != enqueued $enq"
 	[ $((ok + nob + pgs + pge)) -eq "$enq" ] || why="$why; senders handed over $((ok + nob + pgs + pge)) != enqueued $enq"
-	[ "$dr" -eq $((nob + pge)) ] || why="$why; drops $dr != ENOBUFS $nob + pktgen errors $pge"
+	[ "$dr" -eq $((nob + pge + cd)) ] || why="$why; drops $dr != ENOBUFS $nob + pktgen errors $pge + codel $cd"
 	[ "$(jqv "$res.send.json" '.errors | length')" -eq 0 ] || why="$why; sender errors $(jq -c .errors "$res.send.json")"
 	rings_used ina "$dev" || why="$why; the rings carried nothing ($RINGS_NOTE): the changes met no queued packet"
 	note "$name: $RINGS_NOTE"
