@@ -14,8 +14,9 @@ against a model of what the kernel must do with exactly those bytes:
     NL_VALIDATE_STRICT (NLA_F_NESTED on the nest, no unknown or zero types,
     u32 attributes exactly 4 bytes and without NLA_F_NESTED, no trailing
     bytes, policy ranges), later duplicates win, then the semantic checks
-    (flows/depth powers of two, bands 1 or 3, the 128 MiB memory cap on
-    the merged configuration).
+    (flows/depth powers of two, bands 1 or 3, ce_threshold at most 60 s
+    or ~0 for none, the 128 MiB memory cap on the merged configuration).
+    A dump leaves ce_threshold out when it is none: read as ~0.
 
 Oracle, per request:
   model says "accept"  -> the kernel must accept, and a dump of the qdisc
@@ -66,13 +67,21 @@ NLA = struct.Struct("=HH")
 
 # include/uapi/softmq.h (ABI: append only)
 FLOWS, DEPTH, QUANTUM, BANDS, KEY, LIMIT, MEMORY_LIMIT = 1, 2, 3, 4, 5, 6, 7
-MAXTYPE = 7
+CODEL, TARGET, INTERVAL, ECN, CE_THRESHOLD = 8, 9, 10, 11, 12
+MAXTYPE = 12
 NAMES = {FLOWS: "flows", DEPTH: "depth", QUANTUM: "quantum",
          BANDS: "bands", KEY: "key", LIMIT: "limit",
-         MEMORY_LIMIT: "memory_limit"}
+         MEMORY_LIMIT: "memory_limit", CODEL: "codel", TARGET: "target",
+         INTERVAL: "interval", ECN: "ecn", CE_THRESHOLD: "ce_threshold"}
+CODEL_TIME_MAX = 60000000           # us: 60 s
+CE_OFF = 0xFFFFFFFF                 # ce_threshold: none
+# Policy ranges.  ce_threshold's policy is a bare u32: its range (0..60 s,
+# or CE_OFF) is a semantic check, after the policy (see parse_options).
 RANGES = {FLOWS: (1, 65536), DEPTH: (1, 4096), QUANTUM: (64, 1 << 20),
           BANDS: (1, 3), KEY: (0, 1), LIMIT: (1, 1 << 24),
-          MEMORY_LIMIT: (4096, 1 << 31)}
+          MEMORY_LIMIT: (4096, 1 << 31), CODEL: (0, 1),
+          TARGET: (1, CODEL_TIME_MAX), INTERVAL: (1, CODEL_TIME_MAX),
+          ECN: (0, 1), CE_THRESHOLD: (0, 0xFFFFFFFF)}
 
 
 def uapi_matches():
@@ -139,8 +148,11 @@ class Model:
         limit, mem = 10240, 32 << 20
         if self.txqs > 1:
             limit, mem = max(limit // self.txqs, 1024), max(mem // self.txqs, 4 << 20)
+        # CoDel: fq_codel's defaults, whatever the parent
         return {FLOWS: 1024, DEPTH: 64, QUANTUM: self.default_quantum,
-                BANDS: 3, KEY: 0, LIMIT: limit, MEMORY_LIMIT: mem}
+                BANDS: 3, KEY: 0, LIMIT: limit, MEMORY_LIMIT: mem,
+                CODEL: 1, TARGET: 5000, INTERVAL: 100000, ECN: 1,
+                CE_THRESHOLD: CE_OFF}
 
     def geometry_bytes(self, cfg):
         rings = self.ncpu if cfg[KEY] == 1 else cfg[FLOWS]
@@ -211,9 +223,13 @@ class Model:
                 return False, cfg, "bands not 1 or 3"
         if KEY in tb:
             new[KEY] = tb[KEY]
-        for t in (LIMIT, MEMORY_LIMIT):
+        for t in (LIMIT, MEMORY_LIMIT, CODEL, TARGET, INTERVAL, ECN):
             if t in tb:
                 new[t] = tb[t]
+        if CE_THRESHOLD in tb:
+            new[CE_THRESHOLD] = tb[CE_THRESHOLD]
+            if tb[CE_THRESHOLD] > CODEL_TIME_MAX and tb[CE_THRESHOLD] != CE_OFF:
+                return False, cfg, "ce_threshold over 60 s and not ~0"
         if self.geometry_bytes(new) > MEM_CAP:
             return False, cfg, "cap"
         return True, new, "ok"
@@ -354,6 +370,8 @@ def parse_dump_opts(payload):
     for t, d in Model.walk(payload or b"")[0]:
         if (t & NLA_TYPE_MASK) in NAMES and len(d) == 4:
             cfg[t & NLA_TYPE_MASK] = struct.unpack("=I", d)[0]
+    # the kernel dumps ce_threshold only when it is set
+    cfg.setdefault(CE_THRESHOLD, CE_OFF)
     return cfg
 
 
@@ -364,7 +382,7 @@ def boundary_values():
             v = (1 << k) + d
             if 0 <= v <= U32MAX:
                 vals.add(v)
-    for lo, hi in RANGES.values():
+    for lo, hi in list(RANGES.values()) + [(0, CODEL_TIME_MAX)]:
         for v in (lo - 1, lo, lo + 1, hi - 1, hi, hi + 1):
             if 0 <= v <= U32MAX:
                 vals.add(v)
@@ -387,8 +405,10 @@ class Generator:
                 return 1 << k
             if t == BANDS:
                 return self.rng.choice((1, 3))
-            if t == KEY:
+            if t in (KEY, CODEL, ECN):
                 return self.rng.choice((0, 1))
+            if t == CE_THRESHOLD:
+                return self.rng.choice((CE_OFF, self.rng.randint(0, CODEL_TIME_MAX)))
             return self.rng.randint(lo, hi)
         if r < 0.85:
             return self.rng.choice(self.bvals)
@@ -443,7 +463,7 @@ class Generator:
             ln = self.rng.choice((0, 1, 2, 3, 5, 6, 7, 8, 12, 16, 64, 255))
             return nt, self.good_options() + nla(t, os.urandom(ln)), "length"
         if r < 0.63:        # odd types and flag bits
-            t = self.rng.choice((0, 6, 7, 8, 15, 16, 255, 256, 0x3FFF)) if self.rng.random() < 0.6 \
+            t = self.rng.choice((0, 6, 7, 8, 12, 13, 15, 16, 255, 256, 0x3FFF)) if self.rng.random() < 0.6 \
                 else self.rng.choice(list(NAMES)) | self.rng.choice((NLA_F_NESTED, NLA_F_NET_BYTEORDER, 0xC000))
             return nt, self.good_options() + nla(t, u32(self.value(t & NLA_TYPE_MASK))), "type"
         if r < 0.71:        # nesting
@@ -606,7 +626,9 @@ def main():
     ap.add_argument("--max-fail", type=int, default=20)
     ap.add_argument("--once", nargs="+", metavar="WORD",
                     help="send one request and print the outcome: "
-                    "add|change|replace [flows=N depth=N quantum=N bands=N key=N]")
+                    "add|change|replace [flows=N depth=N quantum=N bands=N key=N "
+                    "limit=N memory_limit=N codel=N target=US interval=US ecn=N "
+                    "ce_threshold=US]")
     a = ap.parse_args()
     if a.once:
         return once(a)

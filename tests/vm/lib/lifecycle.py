@@ -100,9 +100,11 @@ def state(dev):
 
 def defaults(key, dev="smqd0"):
     mtu = int(open("/sys/class/net/%s/mtu" % dev).read())
-    # at the root: fq_codel's limits, whatever the TX queue count
+    # at the root: fq_codel's limits, whatever the TX queue count; CoDel
+    # on with fq_codel's settings, no ce_threshold (not dumped while none)
     return {"flows": 1024, "depth": 64, "quantum": mtu + 14, "bands": 3, "key": key,
-            "limit": 10240, "memory_limit": 32 << 20}
+            "limit": 10240, "memory_limit": 32 << 20,
+            "codel": 1, "target": 5000, "interval": 100000, "ecn": 1}
 
 
 def setup_devs():
@@ -147,6 +149,10 @@ def add_cases(key):
         if xs.get("allocated_rings") != 0:
             # IPv6 is off and nothing sends: rings are allocated on first use
             problems.append("allocated_rings %s on an idle instance" % xs.get("allocated_rings"))
+        cls = S.classes(dev)
+        if cls:
+            # a class per ring holding packets: none while idle
+            problems.append("%d classes on an idle instance: %s" % (len(cls), cls[:2]))
         if problems:
             FAIL(name, "; ".join(problems) + " (was %s)" % (before or {}).get("kind"))
             ok_all = False
@@ -167,8 +173,22 @@ def change_cases(key):
              ("memory_limit", ["memory_limit", "4096"], {"memory_limit": 4096}),
              ("limits-max", ["limit", str(1 << 24), "memory_limit", str(1 << 31)],
               {"limit": 1 << 24, "memory_limit": 1 << 31}),
+             ("nocodel", ["codel", "0"], {"codel": 0}),
+             ("target", ["target", "1"], {"target": 1}),
+             ("interval", ["interval", "1"], {"interval": 1}),
+             ("noecn", ["ecn", "0"], {"ecn": 0}),
+             ("ce_threshold", ["ce_threshold", "1000"], {"ce_threshold": 1000}),
+             ("ce_threshold-0", ["ce_threshold", "0"], {"ce_threshold": 0}),
+             ("codel-max", ["codel", "1", "target", "60000000", "interval", "60000000",
+                            "ecn", "1", "ce_threshold", "60000000"],
+              {"codel": 1, "target": 60000000, "interval": 60000000, "ecn": 1,
+               "ce_threshold": 60000000}),
+             # ~0 switches ce_threshold off: the dump leaves it out again
+             ("ce_threshold-off", ["ce_threshold", "0xffffffff"], {"ce_threshold": None}),
              ("all-back", ["flows", "1024", "depth", "64", "quantum", "1514", "bands", "3",
-                           "key", key, "limit", "10240", "memory_limit", str(32 << 20)],
+                           "key", key, "limit", "10240", "memory_limit", str(32 << 20),
+                           "codel", "1", "target", "5000", "interval", "100000", "ecn", "1",
+                           "ce_threshold", "0xffffffff"],
               defaults(key)),
              ("flows-max", ["flows", "65536", "depth", "1"], {"flows": 65536, "depth": 1}),
              ("depth-max", ["flows", "16", "depth", "4096"], {"flows": 16, "depth": 4096}),
@@ -183,6 +203,7 @@ def change_cases(key):
         after = state(dev)
         exp = dict(before["options"])
         exp.update(delta)
+        exp = {k: v for k, v in exp.items() if v is not None}
         if r["rc"]:
             FAIL(name, "refused: %s: %s" % (os.strerror(r["rc"]), r["msg"]))
         elif after["options"] != exp:
@@ -257,6 +278,18 @@ def bad_table(key):
         ("limit-over", ["limit", str((1 << 24) + 1)], "limit"),
         ("memory_limit-4095", ["memory_limit", "4095"], "memory_limit"),
         ("memory_limit-over", ["memory_limit", str((1 << 31) + 1)], "memory_limit"),
+        ("codel-2", ["codel", "2"], "codel"),
+        ("codel-u32max", ["codel", "0xffffffff"], "codel"),
+        ("target-0", ["target", "0"], "target"),
+        ("target-over", ["target", "60000001"], "target"),
+        ("target-u32max", ["target", "0xffffffff"], "target"),
+        ("interval-0", ["interval", "0"], "interval"),
+        ("interval-over", ["interval", "60000001"], "interval"),
+        ("ecn-2", ["ecn", "2"], "ecn"),
+        ("ce_threshold-over", ["ce_threshold", "60000001"], "ce_threshold"),
+        ("ce_threshold-fffffffe", ["ce_threshold", "0xfffffffe"], "ce_threshold"),
+        ("attr-u8-ecn", ["attr", "%d:u8:1" % a["ecn"]], "attr"),
+        ("attr-u64-target", ["attr", "%d:u64:5000" % a["target"]], "attr"),
         # key flow explicitly: with key cpu there are only nr_cpu_ids rings
         ("memory-cap", ["key", "flow", "flows", "65536", "depth", "4096"], "cap"),
         ("memory-cap-default-flows", ["key", "flow", "flows", "1024", "depth", "4096"], "cap"),
@@ -265,6 +298,8 @@ def bad_table(key):
         ("attr-u64", ["attr", "%d:u64:16" % a["depth"]], "attr"),
         ("attr-empty", ["attr", "%d:hex:" % a["quantum"]], "attr"),
         ("partial", ["flows", "32", "quantum", "3000", "depth", "3"], "depth"),
+        ("partial-codel", ["target", "2000", "ecn", "0", "interval", "0"], "interval"),
+        ("partial-ce", ["codel", "0", "ce_threshold", "60000001"], "ce_threshold"),
     ]
 
 
@@ -276,7 +311,8 @@ def names_attr(r, words, what):
         return False
     if what == "cap":
         return "flows" in msg or "depth" in msg or "memory" in msg
-    if what in ("flows", "depth", "quantum", "bands", "key") and what in msg:
+    if what in ("flows", "depth", "quantum", "bands", "key", "target", "interval",
+                "ce_threshold") and what in msg:
         return True
     if r["offs"] is not None and r["offs"] in r["attr_offs"]:
         if what == "attr":
@@ -369,8 +405,36 @@ def tc_cases():
               q["options"]["bands"] == 1 and q["options"]["key"] == "flow" and
               q["options"]["flows"] == 64,
               "rc %d %s; kernel sees %s" % (p.returncode, p.stderr.strip(), q["options"]))
+        # CoDel through tc: the times as tc writes them, JSON in usec
+        p = sh(tc, "qdisc", "change", "dev", "smqd0", "root", "softmq", "target", "2ms",
+               "interval", "50ms", "noecn", "ce_threshold", "1.5ms", env=env)
+        q = root("smqd0")
+        j = tc_json(tc, "smqd0")
+        o = j[0].get("options", {}) if j else {}
+        check(pre + "-change-codel", p.returncode == 0 and
+              {k: q["options"].get(k) for k in ("codel", "target", "interval", "ecn",
+                                                "ce_threshold")} ==
+              {"codel": 1, "target": 2000, "interval": 50000, "ecn": 0, "ce_threshold": 1500}
+              and o.get("target") == 2000 and o.get("interval") == 50000 and
+              o.get("ecn") is False and o.get("codel") is True and
+              o.get("ce_threshold") == 1500,
+              "rc %d %s; kernel sees %s; tc -j shows %s" % (p.returncode, p.stderr.strip(),
+                                                           q["options"], o))
+        p = sh(tc, "qdisc", "change", "dev", "smqd0", "root", "softmq", "nocodel", "ecn",
+               "ce_threshold", "off", env=env)
+        q = root("smqd0")
+        t = sh(tc, "qdisc", "show", "dev", "smqd0", env=env).stdout
+        check(pre + "-change-nocodel", p.returncode == 0 and q["options"]["codel"] == 0 and
+              q["options"]["ecn"] == 1 and "ce_threshold" not in q["options"] and
+              " nocodel target 2ms interval 50ms ecn" in t and "ce_threshold" not in t,
+              "rc %d %s; kernel sees %s; tc shows %r" % (p.returncode, p.stderr.strip(),
+                                                        q["options"], t))
+        sh(tc, "qdisc", "change", "dev", "smqd0", "root", "softmq", "codel", "target", "5ms",
+           "interval", "100ms", env=env)
         for bad in (["flows", "3"], ["depth", "0"], ["bands", "2"], ["quantum", "1"],
-                    ["key", "bogus"], ["flows", "65536", "depth", "4096"]):
+                    ["key", "bogus"], ["flows", "65536", "depth", "4096"],
+                    ["target", "0"], ["interval", "61s"], ["ce_threshold", "-1ms"],
+                    ["ecn", "noecn"]):
             before = state("smqd0")
             p = sh(tc, "qdisc", "change", "dev", "smqd0", "root", "softmq", *bad, env=env)
             after = state("smqd0")

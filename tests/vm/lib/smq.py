@@ -9,6 +9,10 @@ at run time, so this helper follows the ABI header.
 
   smq.py add|change|replace|link DEV [root|parent X:Y] [handle X:]
          [flows N] [depth N] [quantum N] [bands N] [key flow|cpu|N]
+         [limit N] [memory_limit N] [codel 0|1] [target US]
+         [interval US] [ecn 0|1] [ce_threshold US|0xffffffff]
+                                   (any TCA_SOFTMQ_* by its lower-case name,
+                                   one u32; values unchecked)
          [attr NUM:TYPE:VALUE]...  (TYPE u8|u16|u32|u64|str|hex; raw attribute)
          [noopts]                  (no TCA_OPTIONS at all)
          [emptyopts]               (an empty TCA_OPTIONS nest)
@@ -16,6 +20,12 @@ at run time, so this helper follows the ABI header.
   smq.py del DEV [root|parent X:Y]
   smq.py show DEV                  JSON list of the device's qdiscs: kind,
                                    handle, parent, options, stats, xstats
+                                   (options as dumped: ce_threshold only
+                                   when set)
+  smq.py classes DEV               JSON list of the device's softmq classes
+                                   (one per ring holding packets): handle,
+                                   parent, stats (qlen, backlog), xstats
+                                   (struct tc_softmq_class_xstats)
   smq.py batch                     commands from stdin, one per line:
                                    "CMD DEV WORDS..." (add|change|replace|
                                    link|del) or "sleep SECS"; prints one JSON
@@ -50,6 +60,7 @@ UAPI = os.environ.get("SOFTMQ_UAPI",
 NLMSG_ERROR = 2
 NLMSG_DONE = 3
 RTM_NEWQDISC, RTM_DELQDISC, RTM_GETQDISC = 36, 37, 38
+RTM_NEWTCLASS, RTM_GETTCLASS = 40, 42
 NLM_F_REQUEST, NLM_F_MULTI, NLM_F_ACK = 0x1, 0x2, 0x4
 NLM_F_ROOT, NLM_F_MATCH = 0x100, 0x200
 NLM_F_DUMP = NLM_F_ROOT | NLM_F_MATCH
@@ -94,6 +105,13 @@ def read_uapi(path=UAPI):
     m = re.search(r"struct\s+tc_softmq_xstats\s*{(.*?)}", text, re.S)
     fields = re.findall(r"__(u|s)(8|16|32|64)\s+(\w+)\s*;", m.group(1))
     return attrs, keys, fields
+
+
+def read_class_fields(path=UAPI):
+    """struct tc_softmq_class_xstats' layout from softmq.h."""
+    text = re.sub(r"/\*.*?\*/", "", open(path).read(), flags=re.S)
+    m = re.search(r"struct\s+tc_softmq_class_xstats\s*{(.*?)}", text, re.S)
+    return re.findall(r"__(u|s)(8|16|32|64)\s+(\w+)\s*;", m.group(1))
 
 
 def xstats_decode(fields, data):
@@ -318,6 +336,34 @@ def show(nl, dev, uapi):
     return out
 
 
+def classes(nl, dev, cfields):
+    """The device's softmq classes (tc -s class show), decoded."""
+    idx = ifindex(dev)
+    out = []
+    payload = TCMSG.pack(socket.AF_UNSPEC, idx, 0, 0, 0)
+    for mt, body in nl.request(RTM_GETTCLASS, NLM_F_DUMP, payload):
+        if mt != RTM_NEWTCLASS:
+            continue
+        _, cidx, handle, parent, _ = TCMSG.unpack_from(body)
+        a = nla_parse(body[TCMSG.size:])
+        kind = a.get(TCA_KIND, b"").rstrip(b"\0").decode()
+        if cidx != idx or kind != "softmq":
+            continue
+        c = {"kind": kind, "handle": fmt_handle(handle), "parent": fmt_handle(parent)}
+        if TCA_STATS2 in a:
+            s2 = nla_parse(a[TCA_STATS2])
+            st = {}
+            if TCA_STATS_QUEUE in s2:
+                (st["qlen"], st["backlog"], st["drops"], st["requeues"],
+                 st["overlimits"]) = struct.unpack_from("=IIIII", s2[TCA_STATS_QUEUE])
+            c["stats"] = st
+            if TCA_STATS_APP in s2:
+                c["xstats"] = xstats_decode(cfields, s2[TCA_STATS_APP])
+                c["xstats_len"] = len(s2[TCA_STATS_APP])
+        out.append(c)
+    return out
+
+
 def lookup(q, path):
     for part in path.split("."):
         if not isinstance(q, dict) or part not in q:
@@ -359,6 +405,9 @@ class Softmq:
 
     def show(self, dev):
         return show(self.nl, dev, self.uapi)
+
+    def classes(self, dev):
+        return classes(self.nl, dev, read_class_fields())
 
     def find(self, dev, sel="root"):
         want = fmt_handle(parse_handle(sel))
@@ -431,6 +480,8 @@ def main(argv):
                 raise NlError(r["rc"], r["msg"] + where)
         elif cmd == "show":
             print(json.dumps(smq.show(dev), sort_keys=True))
+        elif cmd == "classes":
+            print(json.dumps(smq.classes(dev), sort_keys=True))
         elif cmd == "peak":
             return peak(smq, dev, float(words[0]), words[1:])
         elif cmd == "get":
