@@ -20,28 +20,35 @@ ip link add $D type dummy && ip link set $D up || { bad tc-badinput "no dummy de
 	{ bad tc-badinput "no q_softmq.so in TC_LIB_DIR='${TC_LIB_DIR:-}' (make plugin)"; exit 0; }
 
 # Sanity: the good form works (else every "refused" below proves nothing).
-if ! out=$(tc qdisc add dev $D root softmq flows 64 depth 32 quantum 1000 bands 1 key cpu limit 100 memory_limit 1m 2>&1); then
+if ! out=$(tc qdisc add dev $D root softmq flows 64 depth 32 quantum 1000 bands 1 key cpu limit 100 memory_limit 1m codel target 5ms interval 100ms ecn ce_threshold 1ms 2>&1); then
 	bad tc-badinput-good-form "tc refused a valid command: $out"; exit 0
 fi
 tc qdisc del dev $D root
 
 bads=()
-for o in flows depth quantum bands limit memory_limit; do
+for o in flows depth quantum bands limit memory_limit target interval ce_threshold; do
 	bads+=("$o" "$o $o" "$o 64 $o 64" "$o -1" "$o -64" "$o 4294967296"
 		"$o 18446744073709551616" "$o 99999999999999999999999" "$o abc" "$o 12abc"
-		"$o 0x" "$o ''" "$o 0" "$o 64 junk")
+		"$o 0x" "$o ''" "$o 64 junk")
 	# quantum and memory_limit are tc sizes (1514, 1.5k, 1e3 are all
-	# valid), the others counts
+	# valid), target, interval and ce_threshold times (5ms, 1.5ms, 1e3
+	# usec; ce_threshold 0 is valid), the others counts
 	case $o in
-	quantum|memory_limit) bads+=("$o 1.5q" "$o kb" "$o 64kq");;
-	*) bads+=("$o 1e3" "$o 1k" "$o 64.5");;
+	quantum|memory_limit) bads+=("$o 0" "$o 1.5q" "$o kb" "$o 64kq");;
+	target|interval) bads+=("$o 0" "$o 0.5us" "$o 5m" "$o 5ns" "$o 61s" "$o 60000001"
+		"$o 1e999" "$o nan" "$o -5ms" "$o off");;
+	ce_threshold) bads+=("$o 5m" "$o 61s" "$o 60000001" "$o 4294967295" "$o nan"
+		"$o -5ms" "$o on");;
+	*) bads+=("$o 0" "$o 1e3" "$o 1k" "$o 64.5");;
 	esac
 done
 bads+=("flows 131072" "flows 100" "flows 65537" "depth 8192" "depth 3" "depth 4097"
 	"quantum 63" "quantum 1048577" "bands 2" "bands 4"
 	"limit 16777217" "memory_limit 4095" "memory_limit 2049m" "memory_limit 5g"
 	"key" "key key" "key flow key cpu" "key -1" "key 2" "key 4294967296" "key foo"
-	"key FLOW" "frobnicate 1" "flows 64 frobnicate")
+	"key FLOW" "frobnicate 1" "flows 64 frobnicate"
+	"ecn ecn" "ecn noecn" "noecn ecn" "codel nocodel" "nocodel nocodel" "ecn 1"
+	"codel on" "noecn 0" "ECN" "ce_threshold 1ms ce_threshold off")
 
 # The kernel's view: qdisc dump with statistics and softmq's xstats
 # (reconfiguration count, allocated rings).  Nothing sends on $D (no
@@ -98,7 +105,11 @@ raws=("flows 131072" "flows 100" "flows 65537" "flows 0" "depth 8192" "depth 3"
 	"bands 4" "bands 0" "key 2" "key 4294967295" "flows 65536 depth 4096"
 	"limit 0" "limit 16777217" "limit 4294967295" "memory_limit 0"
 	"memory_limit 4095" "memory_limit 2147483649" "memory_limit 4294967295"
-	"attr 1:u16:64" "attr 1:u64:64" "attr 2:str:16" "attr 99:u32:1")
+	"codel 2" "codel 4294967295" "ecn 2" "target 0" "target 60000001"
+	"target 4294967295" "interval 0" "interval 60000001" "ce_threshold 60000001"
+	"ce_threshold 4294967294" "target 5000 ecn 0 interval 0"
+	"attr 1:u16:64" "attr 1:u64:64" "attr 2:str:16" "attr 99:u32:1"
+	"attr 9:u64:5000" "attr 11:u8:1" "attr 12:u16:1000")
 refuse_all tc-badinput-raw 2 "add change" "$PY $SOFTMQ_REPO/tests/vm/lib/smq.py" "${raws[@]/#/$D root }"
 tc qdisc del dev $D root 2>/dev/null
 exit 0
