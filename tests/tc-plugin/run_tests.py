@@ -619,7 +619,7 @@ def check_class(tc, cdump):
            tc.label, out + err)
     # tc 6.1 prints classes as text only (its print_class has no JSON)
     ver = tuple(int(x) for x in re.findall(r'\d+', tc.label)[:2])
-    if ver < (6, 9):
+    if ver < (6, 2):
         return
     # every field but pad, in the order the text has them (fq_codel's)
     names = ['band', 'index', 'deficit', 'count', 'lastcount', 'ldelay',
