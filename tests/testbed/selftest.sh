@@ -103,16 +103,23 @@ rm -rf "$tmp"
 expect selftest-share-check "share_check passed an analysis that crashed" "$W/share.log" \
 	'^FAIL sabotage-share: no share analysis'
 (
-	eval "$(sed -n '/^wait_drain() {/,/^}/p' "$REPO/tests/fuzz/lib.sh")"
+	eval "$(sed -n '/^wait_drain() {/,/^}/p' "$REPO/tests/vm/lib.sh")"
 	QSTAT=true
 	wait_drain nodev 1 && echo "DRAINED" || echo "NOT DRAINED"
 ) > "$W/drain.log" 2>&1
 expect selftest-wait-drain "wait_drain took a silent qdisc dump for a drained one" "$W/drain.log" '^NOT DRAINED$'
 (
-	eval "$(grep '^pg_w()' "$REPO/tests/vm/lib.sh")"
+	eval "$(sed -n '/^pg_w() {/,/^}/p' "$REPO/tests/vm/lib.sh")"
 	pg_w /dev/full "count 10" && echo "ACCEPTED" || echo "REFUSED"
+	# a regular file reads back what was written: a pktgen file whose
+	# "Result:" line is that (pktgen takes an unknown xmit_mode or flag
+	# and says so only there)
+	pg_w "$W/pg_dev" "Result: xmit_mode -:foo:- unknown" && echo "BAD RESULT ACCEPTED" || echo "BAD RESULT REFUSED"
+	pg_w "$W/pg_dev" "Result: OK: count=10" && echo "OK RESULT ACCEPTED" || echo "OK RESULT REFUSED"
 ) > "$W/pg_w.log" 2>&1
 expect selftest-pg-w "pg_w ignored a refused pktgen command" "$W/pg_w.log" '^REFUSED$'
+expect selftest-pg-w-result "pg_w ignored pktgen's Result: line" "$W/pg_w.log" '^BAD RESULT REFUSED$'
+expect selftest-pg-w-result-ok "pg_w refused a Result: OK" "$W/pg_w.log" '^OK RESULT ACCEPTED$'
 
 echo "$np passed, $nf failed"
 [ $nf -eq 0 ]

@@ -8,7 +8,8 @@
 # (The host-side tests in tests/tc-plugin check the message text and that
 # nothing is sent.)  Then the out-of-range values and malformed attributes
 # go to the kernel raw, without tc: refused with an error, state unchanged.
-. "$(dirname "$0")/../fuzz/lib.sh"
+. "$(dirname "$0")/lib.sh"
+ok() { pass "$1"; }; bad() { fail "$1" "$2"; }; load_softmq() { softmq_load; }; FULL=$SMQ_FULL   # fuzz/lib.sh names; TODO: rename the calls
 
 load_softmq || { bad tc-badinput "cannot load sch_softmq"; exit 0; }
 modprobe dummy 2>/dev/null

@@ -21,9 +21,9 @@
 #     are page allocations accounted in SUnreclaim);
 #  3. the largest ring table (flows 65536, bands 3) costs its table only;
 #  4. after delete, memory is back to baseline.
-. "$(dirname "$0")/../fuzz/lib.sh"
+. "$(dirname "$0")/lib.sh"
 
-load_softmq || { bad memcap "cannot load sch_softmq"; exit 0; }
+softmq_load || { fail memcap "cannot load sch_softmq"; exit 0; }
 D=cap0
 # A device slower than the sender: on an idle softmq packets bypass the
 # rings (TCQ_F_CAN_BYPASS), so only a stopped TX queue makes them queue.
@@ -36,21 +36,21 @@ cleanup() {
 }
 trap cleanup EXIT
 ip link del $D 2>/dev/null
-if load_slowdev; then
+if slowdev_load; then
 	old_rate=$(cat $SD_PARAMS/rate_pps)
 	echo 20000 > $SD_PARAMS/rate_pps
-	ip link add $D type slowdev || { bad memcap "cannot create a slowdev device"; exit 0; }
+	ip link add $D type slowdev || { fail memcap "cannot create a slowdev device"; exit 0; }
 	SLOW=1
 else
 	modprobe dummy 2>/dev/null
-	ip link add $D type dummy || { bad memcap "no dummy device"; exit 0; }
+	ip link add $D type dummy || { fail memcap "no dummy device"; exit 0; }
 	SLOW=0
 fi
 ip link set $D arp off
 ip link set $D up
 sysctl -qw net.ipv6.conf.$D.disable_ipv6=1
 ip addr add 198.18.0.1/16 dev $D
-req() { $PY "$REPO/tests/fuzz/nlfuzz.py" --dev $D --once "$@" 2>&1; }
+req() { $PY "$SMQ_FUZZDIR/nlfuzz.py" --dev $D --once "$@" 2>&1; }
 ncpu_ids=$(( $(tr ',' '\n' < /sys/devices/system/cpu/possible | sed 's/.*-//' | sort -n | tail -n 1) + 1 ))
 
 pow2() { local p=1; while [ $p -lt "$1" ]; do p=$((p * 2)); done; echo $p; }
@@ -78,25 +78,25 @@ for g in "flows=65536 depth=4096 bands=3" "flows=65536 depth=128 bands=1" \
 	tc qdisc del dev $D root 2>/dev/null
 	out=$(req add $g)
 	if [[ $out == error\ EINVAL*"$capmsg"* ]] && ! $QSTAT $D | grep -q kind=softmq; then
-		ok "memcap-refused-add-${g// /-}"
+		pass "memcap-refused-add-${g// /-}"
 	else
-		bad "memcap-refused-add-${g// /-}" "add $g: '$out' (want EINVAL with '$capmsg', nothing attached)"
+		fail "memcap-refused-add-${g// /-}" "add $g: '$out' (want EINVAL with '$capmsg', nothing attached)"
 	fi
-	tc qdisc add dev $D root softmq flows 512 depth 64 bands 3 || bad memcap "setup add failed"
+	tc qdisc add dev $D root softmq flows 512 depth 64 bands 3 || fail memcap "setup add failed"
 	before=$(tc qdisc show dev $D)
 	out=$(req change $g)
 	after=$(tc qdisc show dev $D)
 	if [[ $out == error\ EINVAL*"$capmsg"* ]] && [ "$before" = "$after" ]; then
-		ok "memcap-refused-change-${g// /-}"
+		pass "memcap-refused-change-${g// /-}"
 	else
-		bad "memcap-refused-change-${g// /-}" "change $g: '$out', dump '$before' -> '$after'"
+		fail "memcap-refused-change-${g// /-}" "change $g: '$out', dump '$before' -> '$after'"
 	fi
 done
 # Just below the cap is accepted (96 MiB worst case), also with key cpu.
 for g in "flows=16384 depth=128 bands=3" "flows=65536 depth=64 bands=1" "flows=512 depth=4096 bands=3 key=1"; do
 	tc qdisc del dev $D root 2>/dev/null
 	out=$(req add $g)
-	if [[ $out == ok\ * ]]; then ok "memcap-accepted-${g// /-}"; else bad "memcap-accepted-${g// /-}" "add $g: $out"; fi
+	if [[ $out == ok\ * ]]; then pass "memcap-accepted-${g// /-}"; else fail "memcap-accepted-${g// /-}" "add $g: $out"; fi
 done
 tc qdisc del dev $D root 2>/dev/null
 
@@ -107,18 +107,18 @@ F=512 DEP=4096 B=3
 lim=$(( $(bound $F $DEP $B) / 1024 ))
 ring_kb=$(( $(pow2 $((192 + 8 * DEP))) / 1024 ))
 out=$(req add flows=$F depth=$DEP bands=$B)
-[[ $out == ok\ * ]] || bad memcap-largest-add "add flows $F depth $DEP bands $B: $out"
+[[ $out == ok\ * ]] || fail memcap-largest-add "add flows $F depth $DEP bands $B: $out"
 u1=$(settle_used_kb)
 tab_kb=$(( $(pow2 "$(table $F $B)") / 1024 ))
 note "largest geometry flows $F depth $DEP bands $B: stated bound $lim kB; at add +$((u1 - u0)) kB (table <= $tab_kb kB)"
-if [ $((u1 - u0)) -le $((tab_kb + 256)) ]; then ok memcap-largest-add-table-only
-else bad memcap-largest-add-table-only "add cost $((u1 - u0)) kB, the table is at most $tab_kb kB (+256 kB slack)"; fi
+if [ $((u1 - u0)) -le $((tab_kb + 256)) ]; then pass memcap-largest-add-table-only
+else fail memcap-largest-add-table-only "add cost $((u1 - u0)) kB, the table is at most $tab_kb kB (+256 kB slack)"; fi
 # Traffic over many flows in all three bands (priorities 6, 0, 1) until
 # every ring was allocated.  Flows differ by destination port only: one
 # destination address, so no neighbour entry per packet (with random
 # addresses the KASAN line reached only 1092 of 1536 rings in 120 s).
 if [ $SLOW = 0 ]; then
-	bad memcap-largest-all-rings "no slowdev module ($(slowdev_ko)): the test bed builds it (tests/testbed/build.sh $SMQ_LINE)"
+	fail memcap-largest-all-rings "no slowdev module ($SLOWDEV_KO): the test bed builds it (tests/testbed/build.sh $SMQ_LINE)"
 else
 # The flood's time bound, one for every line: coupon collecting 1536
 # rings takes ~10 000 packets, which the sanitizer kernels send at tens
@@ -150,11 +150,11 @@ alloc=0
 # python start, seconds on the sanitizer kernels under TCG, so a count of
 # polls would not bound the wait.
 while kill -0 $FLOOD 2>/dev/null; do
-	alloc=$(qget "$($QSTAT $D)" allocated_rings)
+	alloc=$(qword "$($QSTAT $D)" allocated_rings)
 	[ "$alloc" -ge $((F * B)) ] && break
 	sleep 0.5
 done
-alloc=$(qget "$($QSTAT $D)" allocated_rings)
+alloc=$(qword "$($QSTAT $D)" allocated_rings)
 kill $FLOOD 2>/dev/null; wait $FLOOD 2>/dev/null; FLOOD=""
 wait_drain $D 5
 u2=$(settle_used_kb)
@@ -166,13 +166,13 @@ u3=$(settle_used_kb)
 own=$((u2 - u3))
 note "after traffic: $alloc of $((F * B)) rings allocated, +$((u2 - u0)) kB since add; delete freed $own kB (rings alone: $((alloc * ring_kb)) kB at $ring_kb kB each; stated bound $lim kB)"
 if [ "$alloc" -lt $((F * B)) ]; then
-	bad memcap-largest-all-rings "traffic allocated only $alloc of $((F * B)) rings in $flood_s s"
+	fail memcap-largest-all-rings "traffic allocated only $alloc of $((F * B)) rings in $flood_s s"
 elif [ $own -gt $((lim + 256)) ]; then
-	bad memcap-largest-all-rings "the instance held $own kB, more than the stated $lim kB (+256 kB slack)"
+	fail memcap-largest-all-rings "the instance held $own kB, more than the stated $lim kB (+256 kB slack)"
 elif [ $own -lt $((alloc * ring_kb * 9 / 10)) ]; then
-	bad memcap-largest-all-rings "delete freed only $own kB for $alloc rings of $ring_kb kB: the measurement is broken"
+	fail memcap-largest-all-rings "delete freed only $own kB for $alloc rings of $ring_kb kB: the measurement is broken"
 else
-	ok memcap-largest-all-rings
+	pass memcap-largest-all-rings
 fi
 fi
 tc qdisc del dev $D root 2>/dev/null
@@ -184,9 +184,9 @@ out=$(req add flows=65536 depth=1 bands=3)
 u1=$(settle_used_kb)
 tab_kb=$(( $(pow2 "$(table 65536 3)") / 1024 ))
 note "flows 65536 bands 3: table $(( $(table 65536 3) / 1024 )) kB, rounded up to $tab_kb kB (kmalloc), +$((u1 - u0)) kB at add"
-if [[ $out != ok\ * ]]; then bad memcap-big-table "add: $out"
-elif [ $((u1 - u0)) -gt $((tab_kb + 256)) ]; then bad memcap-big-table "add cost $((u1 - u0)) kB > table $tab_kb kB + 256 kB"
-else ok memcap-big-table; fi
+if [[ $out != ok\ * ]]; then fail memcap-big-table "add: $out"
+elif [ $((u1 - u0)) -gt $((tab_kb + 256)) ]; then fail memcap-big-table "add cost $((u1 - u0)) kB > table $tab_kb kB + 256 kB"
+else pass memcap-big-table; fi
 tc qdisc del dev $D root
 mem_check memcap-big-table-freed "$base"
 exit 0

@@ -12,16 +12,16 @@
 # identity, memory back to baseline.
 #
 # Cycles: 8 (normal suite), 1000 with SOFTMQ_FULL=1 (SOFTMQ_CHURN_CYCLES).
-. "$(dirname "$0")/../fuzz/lib.sh"
+. "$(dirname "$0")/lib.sh"
 
 CYCLES=${SOFTMQ_CHURN_CYCLES:-$(n 8 1000)}
-load_softmq || { bad churn-qdisc "cannot load sch_softmq"; exit 0; }
+softmq_load || { fail churn-qdisc "cannot load sch_softmq"; exit 0; }
 trap 'load_stop; topo_down' EXIT
 TXQ=$((NCPU < 2 ? 2 : NCPU))
-topo_up $TXQ || { bad churn-qdisc "cannot set up the veth pair"; exit 0; }
+topo_up $TXQ || { fail churn-qdisc "cannot set up the veth pair"; exit 0; }
 modprobe pktgen 2>/dev/null
 base=$(mem_snap)
-load_start || { bad churn-qdisc "cannot start the load"; exit 0; }
+load_start || { fail churn-qdisc "cannot start the load"; exit 0; }
 
 # tcb NAME: run the tc batch in $B (tc -force -batch: one process for the
 # whole list, under load process start-up dominates).  A line refused
@@ -90,8 +90,8 @@ for c in $(seq "$CYCLES"); do
 	load_keepalive || { echo "cycle $c: iperf3 died: $(tail -n 3 "$SMQ_OUT/iperf3.log")"; fails=$((fails + 1)); }
 	[ $fails -gt 10 ] && { echo "too many failures, stopping at cycle $c"; break; }
 done
-note "churn-qdisc: $c cycles in $(( $(date +%s) - t0 )) s, $EBUSY EBUSY retries, load: pktgen $(pg_totals $DEV | cut -d' ' -f1) packets"
-if [ $fails = 0 ]; then ok churn-qdisc-cycles-$CYCLES; else bad churn-qdisc-cycles-$CYCLES "$fails failed steps (see above)"; fi
+note "churn-qdisc: $c cycles in $(( $(date +%s) - t0 )) s, $EBUSY EBUSY retries, load: pktgen $(pg_stats "" $DEV | cut -d' ' -f1) packets"
+if [ $fails = 0 ]; then pass churn-qdisc-cycles-$CYCLES; else fail churn-qdisc-cycles-$CYCLES "$fails failed steps (see above)"; fi
 rings_used_check churn-qdisc-rings-used $WAKES
 
 # The checks run on a softmq root that went through one more change.

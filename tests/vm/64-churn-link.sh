@@ -9,12 +9,12 @@
 # both slow devices (with ring-full drops), memory back.
 #
 # Flaps: 6 (normal suite), 200 with SOFTMQ_FULL=1 (SOFTMQ_LINK_FLAPS).
-. "$(dirname "$0")/../fuzz/lib.sh"
+. "$(dirname "$0")/lib.sh"
 
 FLAPS=${SOFTMQ_LINK_FLAPS:-$(n 6 200)}
-load_softmq || { bad churn-link "cannot load sch_softmq"; exit 0; }
-if ! load_slowdev; then
-	bad churn-link "no slowdev module ($(slowdev_ko)); the test bed builds it: tests/testbed/build.sh $SMQ_LINE"
+softmq_load || { fail churn-link "cannot load sch_softmq"; exit 0; }
+if ! slowdev_load; then
+	fail churn-link "no slowdev module ($SLOWDEV_KO); the test bed builds it: tests/testbed/build.sh $SMQ_LINE"
 	exit 0
 fi
 SP=/sys/module/slowdev/parameters
@@ -28,14 +28,14 @@ cleanup() {
 }
 trap cleanup EXIT
 TXQ=$((NCPU < 2 ? 2 : NCPU))
-topo_up $TXQ || { bad churn-link "cannot set up the veth pair"; exit 0; }
+topo_up $TXQ || { fail churn-link "cannot set up the veth pair"; exit 0; }
 # 200 pps while flapping: a Python flood outruns that even on a debug
 # kernel under TCG with every vCPU busy, so each flap finds a backlog.
 # The identity checks after the flaps run at 2000 pps.
 echo 200 > $SP/rate_pps
 echo 8 > $SP/fifo_len
 ip link add sl0 type slowdev && ip link add sl1 numtxqueues $TXQ type slowdev ||
-	{ bad churn-link "cannot create slowdev devices"; exit 0; }
+	{ fail churn-link "cannot create slowdev devices"; exit 0; }
 for d in sl0 sl1; do
 	sysctl -qw net.ipv6.conf.$d.disable_ipv6=1
 	ip link set $d arp off; ip link set $d up
@@ -49,10 +49,10 @@ for i in $(seq $TXQ); do tc qdisc replace dev sl1 parent 1:$(printf %x "$i") sof
 tc qdisc replace dev $DEV root softmq
 modprobe pktgen 2>/dev/null
 base=$(mem_snap)
-load_start || { bad churn-link "cannot start the load"; exit 0; }
-$PY "$REL_DIR/flood.py" sl0 198.18 --procs 1 &
+load_start || { fail churn-link "cannot start the load"; exit 0; }
+$PY "$SMQ_FUZZDIR/flood.py" sl0 198.18 --procs 1 &
 FLOOD=$!
-$PY "$REL_DIR/flood.py" sl1 198.19 --procs 1 &
+$PY "$SMQ_FUZZDIR/flood.py" sl1 198.19 --procs 1 &
 FLOOD="$FLOOD $!"
 sleep 1
 
@@ -78,14 +78,14 @@ note "churn-link: $FLAPS flaps in $(( $(date +%s) - t0 )) s, $queued with packet
 # shellcheck disable=SC2086
 kill $FLOOD 2>/dev/null; wait $FLOOD 2>/dev/null; FLOOD=""
 echo 2000 > $SP/rate_pps
-if [ $fails = 0 ]; then ok churn-link-flaps-$FLAPS; else bad churn-link-flaps-$FLAPS "$fails flaps failed"; fi
-if [ $queued -ge $((FLAPS / 2)) ]; then ok churn-link-with-backlog
-else bad churn-link-with-backlog "only $queued of $FLAPS flaps had packets queued: the test did not test"; fi
+if [ $fails = 0 ]; then pass churn-link-flaps-$FLAPS; else fail churn-link-flaps-$FLAPS "$fails flaps failed"; fi
+if [ $queued -ge $((FLAPS / 2)) ]; then pass churn-link-with-backlog
+else fail churn-link-with-backlog "only $queued of $FLAPS flaps had packets queued: the test did not test"; fi
 for d in sl0 sl1; do
-	if wait_drain $d 10; then ok churn-link-$d-drained; else bad churn-link-$d-drained "packets stuck after the flaps"; fi
+	if wait_drain $d 10; then pass churn-link-$d-drained; else fail churn-link-$d-drained "packets stuck after the flaps"; fi
 	dst=$([ $d = sl0 ] && echo 198.18.0.2 || echo 198.19.0.2)
-	if out=$($PY "$REL_DIR/probe.py" $d $dst --limit-ms "$PROBE_MS"); then ok churn-link-$d-probe; note "$out"
-	else bad churn-link-$d-probe "$out"; fi
+	if out=$($PY "$SMQ_FUZZDIR/probe.py" $d $dst --limit-ms "$PROBE_MS"); then pass churn-link-$d-probe; note "$out"
+	else fail churn-link-$d-probe "$out"; fi
 done
 load_stop
 after_load churn-link

@@ -7,13 +7,13 @@
 # counter identity, memory back to baseline.
 #
 # Steps: 8 (normal suite), 100 with SOFTMQ_FULL=1 (SOFTMQ_TXQ_STEPS).
-. "$(dirname "$0")/../fuzz/lib.sh"
+. "$(dirname "$0")/lib.sh"
 
 STEPS=${SOFTMQ_TXQ_STEPS:-$(n 8 100)}
-load_softmq || { bad churn-txq "cannot load sch_softmq"; exit 0; }
+softmq_load || { fail churn-txq "cannot load sch_softmq"; exit 0; }
 trap 'load_stop; topo_down' EXIT
 MAXQ=$((NCPU * 2 < 4 ? 4 : NCPU * 2))
-topo_up $MAXQ || { bad churn-txq "cannot set up the veth pair"; exit 0; }
+topo_up $MAXQ || { fail churn-txq "cannot set up the veth pair"; exit 0; }
 if ! ethtool -L $DEV tx 1 > /dev/null 2>&1; then
 	skip churn-txq "ethtool -L does not work on veth here: $(ethtool -L $DEV tx 1 2>&1)"
 	exit 0
@@ -22,7 +22,7 @@ ethtool -L $DEV tx $MAXQ
 modprobe pktgen 2>/dev/null
 base=$(mem_snap)
 tc qdisc replace dev $DEV root handle 2: softmq
-load_start || { bad churn-txq "cannot start the load"; exit 0; }
+load_start || { fail churn-txq "cannot start the load"; exit 0; }
 
 RANDOM=11
 fails=0 WAKES=0 t0=$(date +%s)
@@ -47,13 +47,13 @@ for s in $(seq "$STEPS"); do
 	load_keepalive || { echo "step $s: iperf3 died"; fails=$((fails + 1)); }
 done
 note "churn-txq: $STEPS steps in $(( $(date +%s) - t0 )) s"
-if [ $fails = 0 ]; then ok churn-txq-steps-$STEPS; else bad churn-txq-steps-$STEPS "$fails failed steps"; fi
+if [ $fails = 0 ]; then pass churn-txq-steps-$STEPS; else fail churn-txq-steps-$STEPS "$fails failed steps"; fi
 rings_used_check churn-txq-rings-used $WAKES
 ethtool -L $DEV tx $MAXQ
 ip link set $DEV txqueuelen 1000
 load_stop
 # mq children and their drain first, then a softmq root for the identity.
-if wait_drain $DEV 10; then ok churn-txq-drained-last; else bad churn-txq-drained-last "packets stuck after the steps"; fi
+if wait_drain $DEV 10; then pass churn-txq-drained-last; else fail churn-txq-drained-last "packets stuck after the steps"; fi
 tc qdisc del dev $DEV root
 tc qdisc add dev $DEV root handle 2: softmq
 after_load churn-txq

@@ -8,25 +8,25 @@
 # included: VmallocUsed) back to baseline.
 #
 # Cycles: 6 (normal suite), 100 with SOFTMQ_FULL=1 (SOFTMQ_RMMOD_CYCLES).
-. "$(dirname "$0")/../fuzz/lib.sh"
+. "$(dirname "$0")/lib.sh"
 
 CYCLES=${SOFTMQ_RMMOD_CYCLES:-$(n 6 100)}
-load_softmq || { bad churn-rmmod "cannot load sch_softmq"; exit 0; }
+softmq_load || { fail churn-rmmod "cannot load sch_softmq"; exit 0; }
 trap 'load_stop; topo_down' EXIT
 TXQ=$((NCPU < 2 ? 2 : NCPU))
-topo_up $TXQ || { bad churn-rmmod "cannot set up the veth pair"; exit 0; }
+topo_up $TXQ || { fail churn-rmmod "cannot set up the veth pair"; exit 0; }
 # Every other softmq user must be gone for rmmod to work at all.
 if [ "$(sysctl -n net.core.default_qdisc)" = softmq ]; then
-	bad churn-rmmod "net.core.default_qdisc is softmq (left by an earlier test)"; exit 0
+	fail churn-rmmod "net.core.default_qdisc is softmq (left by an earlier test)"; exit 0
 fi
 modprobe pktgen 2>/dev/null
 refs() { awk '$1 == "sch_softmq" {print $3}' /proc/modules; }
-[ "$(refs)" = 0 ] || { bad churn-rmmod "sch_softmq has $(refs) users before the test (an earlier test left a qdisc)"; exit 0; }
+[ "$(refs)" = 0 ] || { fail churn-rmmod "sch_softmq has $(refs) users before the test (an earlier test left a qdisc)"; exit 0; }
 # Baseline with the module not loaded.
-rmmod sch_softmq || { bad churn-rmmod "initial rmmod failed"; exit 0; }
+rmmod sch_softmq || { fail churn-rmmod "initial rmmod failed"; exit 0; }
 base=$(mem_snap)
-insmod $KO || { bad churn-rmmod "insmod failed"; exit 0; }
-load_start || { bad churn-rmmod "cannot start the load"; exit 0; }
+softmq_load || { fail churn-rmmod "insmod failed"; exit 0; }
+load_start || { fail churn-rmmod "cannot start the load"; exit 0; }
 
 fails=0 WAKES=0 t0=$(date +%s)
 for c in $(seq "$CYCLES"); do
@@ -37,33 +37,33 @@ for c in $(seq "$CYCLES"); do
 		for i in $(seq $TXQ); do tc qdisc add dev $DEV parent 1:$(printf %x "$i") softmq || fails=$((fails + 1)); done
 	fi
 	before=$(tc qdisc show dev $DEV)
-	p0=$(qget "$($QSTAT $DEV)" packets)
+	p0=$(qword "$($QSTAT $DEV)" packets)
 	if out=$(rmmod sch_softmq 2>&1); then
 		echo "cycle $c: rmmod succeeded with softmq attached"; fails=$((fails + 1))
-		insmod $KO
+		softmq_load
 		break
 	fi
 	sleep 0.2
 	after=$(tc qdisc show dev $DEV)
-	p1=$(qget "$($QSTAT $DEV)" packets)
+	p1=$(qword "$($QSTAT $DEV)" packets)
 	[ "$before" = "$after" ] || { echo "cycle $c: failed rmmod changed the qdiscs: [$before] -> [$after]"; fails=$((fails + 1)); }
 	[ "$p1" -gt "$p0" ] || { echo "cycle $c: no packets sent after the failed rmmod ($p0 -> $p1)"; fails=$((fails + 1)); }
 	WAKES=$((WAKES + $(ring_wakeups $DEV)))
 	tc qdisc del dev $DEV root || fails=$((fails + 1))
 	out=$(rmmod sch_softmq 2>&1) || { echo "cycle $c: rmmod after delete failed: $out (refs $(refs))"; fails=$((fails + 1)); }
-	insmod $KO || { echo "cycle $c: insmod failed"; fails=$((fails + 1)); break; }
+	softmq_load || { echo "cycle $c: insmod failed"; fails=$((fails + 1)); break; }
 	load_keepalive || true
 	[ $fails -gt 10 ] && break
 done
 note "churn-rmmod: $c cycles in $(( $(date +%s) - t0 )) s"
-if [ $fails = 0 ]; then ok churn-rmmod-cycles-$CYCLES; else bad churn-rmmod-cycles-$CYCLES "$fails failed steps (see above)"; fi
+if [ $fails = 0 ]; then pass churn-rmmod-cycles-$CYCLES; else fail churn-rmmod-cycles-$CYCLES "$fails failed steps (see above)"; fi
 rings_used_check churn-rmmod-rings-used $WAKES
 
-tc qdisc replace dev $DEV root handle 1: softmq || bad churn-rmmod-works-again "softmq cannot be attached after the reloads"
+tc qdisc replace dev $DEV root handle 1: softmq || fail churn-rmmod-works-again "softmq cannot be attached after the reloads"
 load_stop
 after_load churn-rmmod
 tc qdisc del dev $DEV root
-rmmod sch_softmq || bad churn-rmmod-final "final rmmod failed"
+rmmod sch_softmq || fail churn-rmmod-final "final rmmod failed"
 mem_check churn-rmmod-memory "$base"
-insmod $KO
+softmq_load
 exit 0

@@ -8,12 +8,12 @@
 # probe, counter identity, memory back to baseline.
 #
 # Devices: 6 (normal suite), 200 with SOFTMQ_FULL=1 (SOFTMQ_DEV_CYCLES).
-. "$(dirname "$0")/../fuzz/lib.sh"
+. "$(dirname "$0")/lib.sh"
 
 CYCLES=${SOFTMQ_DEV_CYCLES:-$(n 6 200)}
-load_softmq || { bad churn-defqdisc "cannot load sch_softmq"; exit 0; }
-if ! load_slowdev; then
-	bad churn-defqdisc "no slowdev module ($(slowdev_ko)); the test bed builds it: tests/testbed/build.sh $SMQ_LINE"
+softmq_load || { fail churn-defqdisc "cannot load sch_softmq"; exit 0; }
+if ! slowdev_load; then
+	fail churn-defqdisc "no slowdev module ($SLOWDEV_KO); the test bed builds it: tests/testbed/build.sh $SMQ_LINE"
 	exit 0
 fi
 old_def=$(sysctl -n net.core.default_qdisc)
@@ -28,24 +28,24 @@ cleanup() {
 }
 trap cleanup EXIT
 TXQ=$((NCPU < 2 ? 2 : NCPU))
-topo_up $TXQ || { bad churn-defqdisc "cannot set up the veth pair"; exit 0; }
+topo_up $TXQ || { fail churn-defqdisc "cannot set up the veth pair"; exit 0; }
 echo 50000 > $SP/rate_pps
 modprobe pktgen 2>/dev/null
 base=$(mem_snap)
 # Pinned by the default alone: no softmq attached anywhere yet.
 refs() { awk '$1 == "sch_softmq" {print $3}' /proc/modules; }
 r0=$(refs)
-sysctl -qw net.core.default_qdisc=softmq || { bad churn-defqdisc "cannot set default_qdisc=softmq"; exit 0; }
+sysctl -qw net.core.default_qdisc=softmq || { fail churn-defqdisc "cannot set default_qdisc=softmq"; exit 0; }
 if [ "$r0" != 0 ]; then
 	skip churn-defqdisc-pinned "sch_softmq already has $r0 users (an earlier test left a qdisc)"
 elif rmmod sch_softmq 2> /dev/null; then
-	bad churn-defqdisc-pinned "rmmod succeeded while softmq is the default qdisc (users before: $r0, now: $(refs))"
-	insmod $KO
+	fail churn-defqdisc-pinned "rmmod succeeded while softmq is the default qdisc (users before: $r0, now: $(refs))"
+	softmq_load
 else
-	ok churn-defqdisc-pinned
+	pass churn-defqdisc-pinned
 fi
 tc qdisc replace dev $DEV root softmq
-load_start || { bad churn-defqdisc "cannot start the load"; exit 0; }
+load_start || { fail churn-defqdisc "cannot start the load"; exit 0; }
 
 fails=0 WAKES=0 t0=$(date +%s)
 for c in $(seq "$CYCLES"); do
@@ -73,7 +73,7 @@ EOF
 	[ $fails -gt 10 ] && break
 done
 note "churn-defqdisc: $c devices in $(( $(date +%s) - t0 )) s"
-if [ $fails = 0 ]; then ok churn-defqdisc-devices-$CYCLES; else bad churn-defqdisc-devices-$CYCLES "$fails failed steps (see above)"; fi
+if [ $fails = 0 ]; then pass churn-defqdisc-devices-$CYCLES; else fail churn-defqdisc-devices-$CYCLES "$fails failed steps (see above)"; fi
 rings_used_check churn-defqdisc-rings-used $WAKES
 sysctl -qw net.core.default_qdisc="$old_def"
 load_stop

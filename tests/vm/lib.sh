@@ -1,10 +1,23 @@
 # SPDX-License-Identifier: GPL-2.0
-# Shared helpers for the softmq VM tests (tests/vm/[1-9]*.sh).  Sourced by
+# shellcheck shell=bash
+# Shared helpers for the softmq VM tests (tests/vm/[1-9]*.sh, the demo's
+# guest half): case lines, modules, namespaces and veth pairs, captures,
+# pktgen, the churn suites' load, memory and identity checks.  Sourced by
 # bash, never run: executed on its own it does nothing and exits 0.
 #
 # Every name the test bed gives us is looked up here and only here, so a
 # rename in tests/testbed/vm.sh is a one-line fix below.  Python helpers
 # (lib/*.py) get what they need from the SMQ_* variables exported here.
+#
+# Settings (environment):
+#   SOFTMQ_FULL=1           full counts and every plan part (make check-full)
+#   SOFTMQ_LOAD_DELAY_NS    churn load: pktgen gap per packet and thread
+#                           (default 200000: 5 kpps per vCPU; >= 100 us so
+#                           pktgen sleeps instead of spinning and the
+#                           control path runs)
+#   SOFTMQ_LOAD_IPERF_BW    churn load: iperf3 bandwidth per stream (50M)
+#   SOFTMQ_PROBE_MS         probe latency limit (default 10)
+#   SOFTMQ_MEM_TOL_*        mem_check's tolerances (see there)
 #
 # Protocol (tests/testbed/harness.sh): one line per case, "PASS <name>",
 # "FAIL <name>: <why>" or "SKIP <name>: <reason>"; exit non-zero only when
@@ -21,6 +34,7 @@ SMQ_TC_LIB_DIR=${TC_LIB_DIR:-$SMQ_REPO/tc-plugin}     # holds q_softmq.so
 SMQ_TC615=${SOFTMQ_TC615:-}                           # tc 6.15 binary, if any
 SMQ_IN_VM=${SOFTMQ_IN_VM:-0}
 SMQ_OUT=${SOFTMQ_RESULTS:-/tmp/softmq-results/$(basename "$0" .sh)}
+SMQ_FULL=${SOFTMQ_FULL:-0}
 export SMQ_REPO SMQ_LINE SMQ_KO SMQ_TESTMODS SMQ_OUT SMQ_TC615
 export SOFTMQ_UAPI=$SMQ_REPO/include/uapi/softmq.h
 export TC_LIB_DIR=$SMQ_TC_LIB_DIR
@@ -31,6 +45,9 @@ SLOWDEV_KO=$SMQ_TESTMODS/slowdev/slowdev.ko
 PY=/usr/bin/python3
 SMQ="$PY $SMQ_VMDIR/lib/smq.py"
 FLOWS="$PY $SMQ_VMDIR/lib/flows.py"
+# The fuzz and churn suites' tools (nlfuzz.py, qstat.py, probe.py, flood.py)
+SMQ_FUZZDIR=$SMQ_REPO/tests/fuzz
+QSTAT="$PY $SMQ_FUZZDIR/qstat.py"
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 
 mkdir -p "$SMQ_OUT"
@@ -51,6 +68,8 @@ check() {
 }
 # Float comparison: fcmp "1.5 < 2"
 fcmp() { awk "BEGIN { exit !($*) }"; }
+# n SHORT FULL: the count for this mode (make check / make check-full)
+n() { if [ "$SMQ_FULL" = 1 ]; then echo "$2"; else echo "$1"; fi; }
 
 # Must run as root inside the VM: loading modules on the host is impossible
 # (and must never be tried on a shared machine).
@@ -70,7 +89,7 @@ require_vm() {
 # shellcheck source=plan.sh
 . "$SMQ_VMDIR/plan.sh"
 part_runs() {
-	[ "${SOFTMQ_FULL:-0}" = 1 ] && return 0
+	[ "$SMQ_FULL" = 1 ] && return 0
 	plan_runs "$1" && return 0
 	skip "${1%%.sh:*}-${1##*:}" "make check runs this part on $(plan_lines "$1") only (TCG time budget); make check-full on every line"
 	return 1
@@ -82,14 +101,29 @@ jqv() { jq -r "$2" "$1"; }
 
 # qget DEV [PARENT] FIELD...: softmq/qdisc values via netlink (see smq.py get)
 qget() { $SMQ get "$@"; }
+# qword WORDS KEY: KEY's value in a qstat.py line ("kind=softmq packets=N
+# ..."), 0 if absent: one snapshot read many times
+qword() {
+	local w
+	for w in $1; do [ "${w%%=*}" = "$2" ] && { echo "${w#*=}"; return; }; done
+	echo 0
+}
 
 # ---------------------------------------------------------------- modules
 mod_loaded() { [ -d "/sys/module/$1" ]; }
 mod_refcnt() { cat "/sys/module/$1/refcnt" 2>/dev/null || echo -1; }
 
+# softmq_load inserts a private copy of $SMQ_KO taken once per boot, so a
+# rebuild of the build dir on the host during a run cannot hand insmod a
+# half-written or different module.
+SMQ_KO_COPY=/run/softmq-test.ko
 softmq_load() {
 	mod_loaded sch_softmq && return 0
-	insmod "$SMQ_KO"
+	if [ ! -e $SMQ_KO_COPY ]; then
+		[ -e "$SMQ_KO" ] || { echo "no $SMQ_KO (tests/testbed/build.sh $SMQ_LINE)"; return 1; }
+		cp "$SMQ_KO" $SMQ_KO_COPY.tmp && mv $SMQ_KO_COPY.tmp $SMQ_KO_COPY || return 1
+	fi
+	insmod $SMQ_KO_COPY
 }
 softmq_unload() {
 	mod_loaded sch_softmq || return 0
@@ -120,37 +154,52 @@ inb() { ip netns exec $NS_B "$@"; }
 # subshell, not the command.
 INA="ip netns exec $NS_A" INB="ip netns exec $NS_B"
 
-# ns_setup [veth options...]: e.g. ns_setup numtxqueues 4 numrxqueues 4
-ns_setup() {
-	ns_teardown
-	modprobe veth || return 1
-	ip netns add $NS_A && ip netns add $NS_B || return 1
-	ip link add veth0 netns $NS_A "$@" type veth peer name veth1 netns $NS_B "$@" ||
-		return 1
-	local ns
-	for ns in $NS_A $NS_B; do
-		ip netns exec $ns sysctl -qw net.ipv6.conf.all.disable_ipv6=1 \
-			net.ipv6.conf.default.disable_ipv6=1
-		ip -n $ns link set lo up
-	done
-	ip -n $NS_A addr add $IP_A/24 dev veth0
-	ip -n $NS_B addr add $IP_B/24 dev veth1
-	ip -n $NS_A link set veth0 up
-	ip -n $NS_B link set veth1 up
-	ip -n $NS_A neigh replace $IP_B lladdr "$(ip -n $NS_B -j link show veth1 | jq -r '.[0].address')" \
-		dev veth0 nud permanent
-	ip -n $NS_B neigh replace $IP_A lladdr "$(ip -n $NS_A -j link show veth0 | jq -r '.[0].address')" \
-		dev veth1 nud permanent
+# nsx NS CMD...: CMD in namespace NS ("" = this one)
+nsx() { local ns=$1; shift; if [ -n "$ns" ]; then ip netns exec "$ns" "$@"; else "$@"; fi; }
+# ns_add NS: a new namespace, IPv6 off, lo up
+ns_add() {
+	ip netns add "$1" || return 1
+	ip netns exec "$1" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 \
+		net.ipv6.conf.default.disable_ipv6=1
+	ip -n "$1" link set lo up
 }
-ns_teardown() {
+# ns_del NS...: kill whatever a failed case left running in them, delete them
+ns_del() {
 	local ns p
-	for ns in $NS_A $NS_B; do
-		# whatever a failed case left running in our namespaces
-		for p in $(ip netns pids $ns 2>/dev/null); do kill "$p" 2>/dev/null; done
-		ip netns del $ns 2>/dev/null
+	for ns in "$@"; do
+		for p in $(ip netns pids "$ns" 2>/dev/null); do kill "$p" 2>/dev/null; done
+		ip netns del "$ns" 2>/dev/null
 	done
 	return 0
 }
+# veth_pair NS1 DEV1 IP1 NS2 DEV2 IP2 [link options...]: DEV1 in NS1 ("" =
+# this namespace) joined to DEV2 in NS2, each IP/24, up, IPv6 off, static
+# neighbours (no ARP, no IPv6: the only packets are the test's own); the
+# link options (numtxqueues 4 ...) go to both ends.
+veth_pair() {
+	local n1=$1 d1=$2 a1=$3 n2=$4 d2=$5 a2=$6 m1 m2
+	shift 6
+	modprobe -q veth
+	ip link add "$d1" ${n1:+netns "$n1"} "$@" type veth \
+		peer name "$d2" ${n2:+netns "$n2"} "$@" || return 1
+	nsx "$n1" sysctl -qw net.ipv6.conf."$d1".disable_ipv6=1
+	nsx "$n2" sysctl -qw net.ipv6.conf."$d2".disable_ipv6=1
+	ip ${n1:+-n "$n1"} addr add "$a1"/24 dev "$d1"
+	ip ${n2:+-n "$n2"} addr add "$a2"/24 dev "$d2"
+	ip ${n1:+-n "$n1"} link set "$d1" up
+	ip ${n2:+-n "$n2"} link set "$d2" up
+	m1=$(nsx "$n1" cat /sys/class/net/"$d1"/address)
+	m2=$(nsx "$n2" cat /sys/class/net/"$d2"/address)
+	ip ${n1:+-n "$n1"} neigh replace "$a2" lladdr "$m2" dev "$d1" nud permanent &&
+	ip ${n2:+-n "$n2"} neigh replace "$a1" lladdr "$m1" dev "$d2" nud permanent
+}
+# ns_setup [veth options...]: e.g. ns_setup numtxqueues 4 numrxqueues 4
+ns_setup() {
+	ns_teardown
+	ns_add $NS_A && ns_add $NS_B || return 1
+	veth_pair $NS_A veth0 $IP_A $NS_B veth1 $IP_B "$@"
+}
+ns_teardown() { ns_del $NS_A $NS_B; }
 # UDP test traffic is dropped on arrival at veth1 (before IP: no ICMP back,
 # no receiver CPU spent); the drop action's counter is what arrived.
 ns_sink_on() {
@@ -179,9 +228,7 @@ egress_count() {        # egress_count NSCMD DEV -> packets seen
 SD_SRC=198.18.1.1 SD_DST=198.18.1.2
 sd_setup() {   # sd_setup [numtxqueues N]: a fresh sd0 in smq_a
 	ns_teardown
-	ip netns add $NS_A || return 1
-	ina sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
-	ina ip link set lo up
+	ns_add $NS_A || return 1
 	ina ip link add sd0 "$@" type slowdev || return 1
 	ina ip addr add $SD_SRC/24 dev sd0
 	ina ip link set sd0 up
@@ -293,18 +340,43 @@ smq_cleanup() {
 # (UDP source ports 40000 + 16*cpu + i): every flow has one producer CPU.
 # pktgen numbers each thread's packets (a per-device seq_num after its magic
 # 0xbe9be955 right behind the UDP header); flows.py analyze checks it.
+# The kernel's samples/pktgen/functions.sh is not sourced: it sets errexit
+# and exits the script on an error (a case must FAIL, the script go on),
+# and the guest has no kernel source.  pg_w checks a command the way its
+# proc_cmd does.
 PG_FLOWS=4
-# pg_w FILE CMD: one pktgen command; fails (and says so) if pktgen refused it
-pg_w() { echo "$2" > "$1" || { echo "pktgen: '$2' > $1 failed" >&2; return 1; }; }
-# pg_setup NSCMD DEV DSTIP DSTMAC COUNT SIZE [cpus]   (PG_DELAY=ns between
-# packets per thread, default 0: flat out; COUNT 0: until pg_stop)
+# pg_w FILE CMD: one pktgen command; fails (and says so) if the write
+# failed or pktgen's "Result:" is not OK (pktgen takes some bad commands,
+# an unknown xmit_mode or flag, and only says so there).  Builtins only.
+pg_w() {
+	local l
+	echo "$2" > "$1" || { echo "pktgen: '$2' > $1 failed" >&2; return 1; }
+	while IFS= read -r l; do
+		case $l in
+		*'Result: OK'*) return 0;;
+		*Result:*) echo "pktgen: '$2' > $1: $l" >&2; return 1;;
+		esac
+	done < "$1"
+	echo "pktgen: '$2' > $1: no result" >&2
+	return 1
+}
+# pg_clear [NSCMD]: every pktgen thread of the namespace drops its devices
+pg_clear() {
+	$1 bash -c "$(declare -f pg_w); set -e
+	for t in /proc/net/pktgen/kpktgend_*; do pg_w \$t rem_device_all; done"
+}
+# pg_setup NSCMD DEV DSTIP DSTMAC COUNT SIZE [cpus] [CMD...]   (PG_DELAY=ns
+# between packets per thread, default 0: flat out; COUNT 0: until pg_stop).
+# Each CMD is one more pktgen command for every thread's device, after the
+# ones above (so it may override them), expanded per thread: $c is the
+# thread's CPU, e.g. 'skb_priority $((c % 8))'.
 pg_setup() {
-	local run=$1 dev=$2 dst=$3 mac=$4 count=$5 size=$6 cpus=${7:-$CPUS} c d
+	local run=$1 dev=$2 dst=$3 mac=$4 count=$5 size=$6 cpus=${7:-$CPUS} x more=""
+	shift $(($# < 7 ? $# : 7))
+	for x in "$@"; do more+="pg_w \$d \"$x\""$'\n'; done
 	modprobe pktgen || return 1
+	pg_clear "$run" || return 1
 	$run bash -c "$(declare -f pg_w); set -e
-	for c in \$(ls /proc/net/pktgen | sed -n 's/^kpktgend_//p'); do
-		pg_w /proc/net/pktgen/kpktgend_\$c rem_device_all
-	done
 	for c in ${cpus//,/ }; do
 		t=/proc/net/pktgen/kpktgend_\$c
 		pg_w \$t 'add_device $dev@'\$c
@@ -320,12 +392,18 @@ pg_setup() {
 		pg_w \$d \"udp_src_max \$((40000 + 16 * c + $PG_FLOWS))\"
 		pg_w \$d 'udp_dst_min 9'
 		pg_w \$d 'udp_dst_max 9'
+		$more
 	done"
 }
 PG_PID=""
+# pg_start/pg_stop [NSCMD]: NSCMD such as "$INA" (none: this namespace)
+# shellcheck disable=SC2120
 pg_start() { $1 bash -c 'echo start > /proc/net/pktgen/pgctrl' & PG_PID=$!; }   # PREFIX: "$INA"
 pg_wait()  { [ -n "$PG_PID" ] && wait "$PG_PID"; PG_PID=""; }
+# shellcheck disable=SC2120
 pg_stop()  { $1 bash -c 'echo stop > /proc/net/pktgen/pgctrl' 2>/dev/null; pg_wait; }
+# pg_running: a pktgen thread of this namespace is sending
+pg_running() { grep -q 'Running: [^ ]' /proc/net/pktgen/kpktgend_* 2>/dev/null; }
 # pg_stats NSCMD DEV: "sofar errors" summed over the threads
 pg_stats() {
 	$1 bash -c "cat /proc/net/pktgen/$2@* 2>/dev/null" |
@@ -373,4 +451,228 @@ kp_off() {
 kp_flags() {
 	sed -n 's/.*flags=\(0x[0-9a-f]*\) handle=\(0x[0-9a-f]*\) parent=\(0x[0-9a-f]*\).*/\3 \2 \1/p' \
 		$TRACEFS/trace | sort -u
+}
+
+# ---------------------------------------------------------------- churn suites
+# The fuzz and churn suites (6*-*.sh) load a veth pair with pktgen + iperf3
+# while they change things, then check that nothing leaked or stuck and
+# that every packet is accounted for.
+PROBE_MS=${SOFTMQ_PROBE_MS:-10}
+LOAD_DELAY_NS=${SOFTMQ_LOAD_DELAY_NS:-200000}
+LOAD_IPERF_BW=${SOFTMQ_LOAD_IPERF_BW:-50M}
+
+# veth pair smq0 (this namespace) <-> smq1 (netns smqpeer), TXQ queues
+# each, no offloads on smq0 (1 skb = 1 packet), GRO on the peer (lets a
+# backlog build).
+NS=smqpeer
+DEV=smq0 PEER=smq1 ADDR=198.18.77.1 PEER_ADDR=198.18.77.2
+PEER_MAC=""
+topo_up() {   # topo_up [TXQ]
+	local txq=${1:-$NCPU}
+	topo_down
+	ns_add $NS || return 1
+	veth_pair "" $DEV $ADDR $NS $PEER $PEER_ADDR numtxqueues "$txq" numrxqueues "$txq" ||
+		return 1
+	ethtool -K $DEV tso off gso off gro off > /dev/null 2>&1
+	ip netns exec $NS ethtool -K $PEER gro on > /dev/null 2>&1
+	PEER_MAC=$(ip netns exec $NS cat /sys/class/net/$PEER/address)
+}
+topo_down() {
+	ip link del $DEV 2>/dev/null
+	ns_del $NS
+}
+
+# mem_snap: "SUnreclaim_kB VmallocUsed_kB Percpu_kB skbuff_objects".
+# Shrinking every cache first flushes per-CPU slabs and, under KASAN, the
+# quarantine (kmem_cache_shrink drains it), so freed objects really count
+# as free.
+mem_snap() {
+	local f
+	for f in /sys/kernel/slab/*/shrink; do echo 1 > "$f"; done 2>/dev/null
+	awk '/^SUnreclaim:/ {s=$2} /^VmallocUsed:/ {v=$2} /^Percpu:/ {p=$2}
+	     END {printf "%d %d %d ", s, v, p}' /proc/meminfo
+	awk '/^skbuff_/ {n += $2} END {print n + 0}' /proc/slabinfo 2>/dev/null || echo 0
+}
+# mem_check NAME "BASELINE": every counter back within its tolerance
+# (retried for ~15 s: RCU-deferred frees, socket teardown).
+MEM_TOL_SLAB_KB=${SOFTMQ_MEM_TOL_SLAB_KB:-2048}
+MEM_TOL_VMALLOC_KB=${SOFTMQ_MEM_TOL_VMALLOC_KB:-512}
+MEM_TOL_PERCPU_KB=${SOFTMQ_MEM_TOL_PERCPU_KB:-256}
+MEM_TOL_SKB=${SOFTMQ_MEM_TOL_SKB:-256}
+mem_check() {
+	local name=$1 base=$2 now i s0 v0 p0 k0 s1 v1 p1 k1 why
+	read -r s0 v0 p0 k0 <<< "$base"
+	for i in $(seq 30); do
+		now=$(mem_snap)
+		read -r s1 v1 p1 k1 <<< "$now"
+		why=""
+		[ $((s1 - s0)) -gt "$MEM_TOL_SLAB_KB" ] && why="$why SUnreclaim +$((s1 - s0)) kB"
+		[ $((v1 - v0)) -gt "$MEM_TOL_VMALLOC_KB" ] && why="$why VmallocUsed +$((v1 - v0)) kB"
+		[ $((p1 - p0)) -gt "$MEM_TOL_PERCPU_KB" ] && why="$why Percpu +$((p1 - p0)) kB"
+		[ $((k1 - k0)) -gt "$MEM_TOL_SKB" ] && why="$why skbuff objects +$((k1 - k0))"
+		[ -z "$why" ] && break
+		sleep 0.5
+	done
+	note "memory $name: SUnreclaim $s0 -> $s1 kB, VmallocUsed $v0 -> $v1 kB, Percpu $p0 -> $p1 kB, skbuff objects $k0 -> $k1"
+	if [ -n "$why" ]; then fail "$name" "not back to baseline:$why"; else pass "$name"; fi
+}
+
+# kmemleak_scan NAME [PATTERN]: on a kmemleak kernel, scan and fail on
+# unreferenced objects (whose report matches PATTERN, default any).
+kmemleak_scan() {
+	local name=$1 pat=${2:-.} out
+	[ -w /sys/kernel/debug/kmemleak ] || { skip "$name" "kernel without kmemleak (only the KASAN line has it)"; return 0; }
+	# Objects must be older than 5 s and be seen unreferenced twice.
+	sleep 6
+	echo scan > /sys/kernel/debug/kmemleak 2>/dev/null ||
+		{ skip "$name" "kmemleak is off (boot with kmemleak=on)"; return 0; }
+	sleep 1
+	echo scan > /sys/kernel/debug/kmemleak
+	out=$(cat /sys/kernel/debug/kmemleak)
+	if [ -n "$out" ] && printf '%s\n' "$out" | grep -qE "$pat"; then
+		printf '%s\n' "$out" | head -n 60 | sed 's/^/    | /'
+		fail "$name" "kmemleak: $(printf '%s\n' "$out" | grep -c 'unreferenced object') unreferenced object(s)"
+	else
+		pass "$name"
+	fi
+}
+
+# pg_mix DEV COUNT DST MAC: pktgen on DEV (this namespace), one thread per
+# vCPU, the churn load's mix: 100/400/700-byte packets by thread, random
+# UDP source ports, skb priority = CPU % 8, LOAD_DELAY_NS apart
+# shellcheck disable=SC2016 # $c is expanded per thread by pg_setup
+pg_mix() {
+	PG_DELAY=$LOAD_DELAY_NS pg_setup "" "$1" "$3" "$4" "$2" 100 "" \
+		'pkt_size $((100 + 300 * (c % 3)))' 'udp_src_min 1024' 'udp_src_max 65000' \
+		'flag UDPSRC_RND' 'skb_priority $((c % 8))'
+}
+# load_start: pktgen (one thread per vCPU) and iperf3 (NCPU TCP streams)
+# through $DEV; load_stop ends both.
+IPERF_PID=""
+load_start() {
+	pg_mix $DEV 0 $PEER_ADDR "$PEER_MAC" || return 1
+	ip netns exec $NS iperf3 -s -D -p 5201 -I /run/smq-iperf3.pid > /dev/null 2>&1
+	sleep 0.3
+	iperf3 -c $PEER_ADDR -p 5201 -P "$NCPU" -t 86400 -b "$LOAD_IPERF_BW" \
+		> "$SMQ_OUT/iperf3.log" 2>&1 &
+	IPERF_PID=$!
+	pg_start
+}
+# load_keepalive: pktgen threads and iperf3 still running (restarts
+# pktgen, which stops itself when its device goes down)
+load_keepalive() {
+	pg_running || pg_start
+	[ -n "$IPERF_PID" ] && kill -0 "$IPERF_PID" 2>/dev/null
+}
+load_stop() {
+	pg_stop 2>/dev/null
+	[ -n "$IPERF_PID" ] && { kill "$IPERF_PID" 2>/dev/null; wait "$IPERF_PID" 2>/dev/null; }
+	IPERF_PID=""
+	[ -e /run/smq-iperf3.pid ] && kill "$(cat /run/smq-iperf3.pid)" 2>/dev/null
+	rm -f /run/smq-iperf3.pid
+	pg_clear 2>/dev/null
+	sleep 0.5
+}
+
+# wait_drain DEV [SEC]: every qdisc of DEV reports qlen 0 and backlog 0
+wait_drain() {
+	local dev=$1 t=${2:-5} i out
+	for i in $(seq $((t * 10))); do
+		# drained: qstat named at least one qdisc, and none holds anything
+		out=$($QSTAT --all "$dev") && [ -n "$out" ] &&
+			! echo "$out" | grep -qvE 'qlen=0 backlog=0|kind=(noqueue|noop)' && return 0
+		sleep 0.1
+	done
+	echo "    wait_drain: $dev not drained after ${t}s (qstat rc/output below)"
+	$QSTAT --all "$dev" | sed 's/^/    /'
+	return 1
+}
+# softmq_qlen DEV: packets queued in DEV's softmq qdiscs (tc -s; C, fast)
+softmq_qlen() {
+	tc -s qdisc show dev "$1" | awk '/^qdisc/ {s = ($2 == "softmq")}
+		s && /backlog/ {for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+p$/) n += $i + 0}
+		END {print n + 0}'
+}
+# ring_wakeups DEV: ring wakeups summed over DEV's softmq qdiscs now (tc -s)
+ring_wakeups() {
+	tc -s qdisc show dev "$1" | awk '{ for (i = 1; i < NF; i++) if ($i == "ring_wakeups") n += $(i + 1) }
+		END { print n + 0 }'
+}
+# rings_used_check NAME WAKEUPS: the churn's load really queued (a ring
+# woke in the instances sampled before they went away), not bypass only
+rings_used_check() {
+	if [ "$2" -gt 0 ]; then pass "$1"; note "$1: $2 ring wakeups seen"
+	else fail "$1" "no ring ever woke in the sampled instances: the load took the bypass path only, the churn never met a queued packet"; fi
+}
+devtx() {   # tx_packets + tx_dropped of DEV
+	echo $(( $(cat /sys/class/net/"$1"/statistics/tx_packets) + $(cat /sys/class/net/"$1"/statistics/tx_dropped) ))
+}
+
+# identity NAME DEV DST MAC: on a quiet DEV, a burst of pktgen packets
+# (one thread per vCPU, queue_xmit) must be accounted for exactly:
+#   qdisc sent + qdisc drops == pktgen sofar + errors (every packet entered)
+#   qdisc drops == pktgen errors  (a qdisc drop is what pktgen sees fail)
+#                  + softmq's codel_drops (CoDel drops at dequeue)
+#   qdisc sent == device tx_packets + tx_dropped (after the device drained)
+#   softmq: qdisc drops == xstats drops_ring_full + drops_nomem + codel_drops
+# DEV's root qdisc is the one counted (mq: the sum of its children).
+identity() {
+	local name=$1 dev=$2 dst=$3 mac=$4 q0 q1 d0 d1 sofar errs sent drops x0=0 x1=0 i nb cd=0
+	nb=$(n 2000 10000)
+	for i in $(seq 10); do   # quiet: nothing leaves DEV for 0.5 s
+		d0=$(devtx "$dev"); sleep 0.5
+		[ "$(devtx "$dev")" = "$d0" ] && break
+	done
+	pg_mix "$dev" $((nb / NCPU)) "$dst" "$mac" || { fail "$name" "pktgen setup failed"; return; }
+	q0=$($QSTAT "$dev"); d0=$(devtx "$dev")
+	pg_start; pg_wait
+	wait_drain "$dev" 20
+	q1=$($QSTAT "$dev")
+	sent=$(( $(qword "$q1" packets) - $(qword "$q0" packets) ))
+	for i in $(seq 30); do   # the device's own FIFO drains after the qdisc
+		d1=$(devtx "$dev")
+		[ $((d1 - d0)) -ge "$sent" ] && break
+		sleep 0.2
+	done
+	read -r sofar errs <<< "$(pg_stats "" "$dev")"
+	pg_clear 2>/dev/null
+	drops=$(( $(qword "$q1" drops) - $(qword "$q0" drops) ))
+	if [ "$(qword "$q1" kind)" = softmq ]; then
+		cd=$(( $(qword "$q1" codel_drops) - $(qword "$q0" codel_drops) ))
+		x0=$(( $(qword "$q0" drops_ring_full) + $(qword "$q0" drops_nomem) ))
+		x1=$(( $(qword "$q1" drops_ring_full) + $(qword "$q1" drops_nomem) + cd ))
+	else
+		x1=$drops
+	fi
+	note "identity $name ($(qword "$q1" kind) root of $dev): pktgen sofar $sofar errors $errs; qdisc sent $sent drops $drops (softmq xstats drops $((x1 - x0))); device tx+dropped $((d1 - d0))"
+	if [ "$sofar" -ne $((nb / NCPU * NCPU)) ]; then
+		fail "$name" "pktgen sent $sofar of $((nb / NCPU * NCPU))"
+	elif [ $((sent + drops)) -ne $((sofar + errs)) ] || [ "$drops" -ne $((errs + cd)) ] ||
+	     [ "$sent" -ne $((d1 - d0)) ] || [ $((x1 - x0)) -ne "$drops" ]; then
+		fail "$name" "sent $sent + drops $drops != pktgen $((sofar + errs)) (errors $errs), or device $((d1 - d0)) != sent, or xstats drops $((x1 - x0)) != drops"
+	else
+		pass "$name"
+	fi
+}
+
+# after_load NAME: the checks after every churn test, load stopped, on
+# $DEV (the veth the load ran through):
+#  - nothing stuck: every qdisc of $DEV drains to qlen 0 / backlog 0;
+#  - a probe leaves within PROBE_MS (tests/fuzz/probe.py);
+#  - counter identity (identity above) on the qdisc the test left;
+#  - for softmq, again on a single one-slot ring (flows 1 depth 1), where
+#    concurrent producers can collide and drop.
+after_load() {
+	local name=$1 out
+	if wait_drain $DEV 10; then pass "$name-drained"; else fail "$name-drained" "packets stuck in the qdisc after the load stopped"; fi
+	if out=$($PY "$SMQ_FUZZDIR/probe.py" $DEV $PEER_ADDR --limit-ms "$PROBE_MS"); then
+		pass "$name-probe"; note "$out"
+	else
+		fail "$name-probe" "$out"
+	fi
+	identity "$name-identity" $DEV $PEER_ADDR "$PEER_MAC"
+	[ "$(qword "$($QSTAT $DEV)" kind)" = softmq ] || return 0
+	tc qdisc change dev $DEV root softmq flows 1 depth 1 key flow ||
+		{ fail "$name-identity-drops" "cannot change to flows 1 depth 1"; return; }
+	identity "$name-identity-drops" $DEV $PEER_ADDR "$PEER_MAC"
 }
