@@ -15,13 +15,9 @@
 . "$(dirname "$0")/lib.sh"
 
 CYCLES=${SOFTMQ_CHURN_CYCLES:-$(n 8 1000)}
-softmq_load || { fail churn-qdisc "cannot load sch_softmq"; exit 0; }
-trap 'load_stop; topo_down' EXIT
-TXQ=$((NCPU < 2 ? 2 : NCPU))
-topo_up $TXQ || { fail churn-qdisc "cannot set up the veth pair"; exit 0; }
-modprobe pktgen 2>/dev/null
+churn_up churn-qdisc
 base=$(mem_snap)
-load_start || { fail churn-qdisc "cannot start the load"; exit 0; }
+need churn-qdisc "cannot start the load" load_start
 
 # tcb NAME: run the tc batch in $B (tc -force -batch: one process for the
 # whole list, under load process start-up dominates).  A line refused
@@ -91,8 +87,7 @@ for c in $(seq "$CYCLES"); do
 	[ $fails -gt 10 ] && { echo "too many failures, stopping at cycle $c"; break; }
 done
 note "churn-qdisc: $c cycles in $(( $(date +%s) - t0 )) s, $EBUSY EBUSY retries, load: pktgen $(pg_stats "" $DEV | cut -d' ' -f1) packets"
-if [ $fails = 0 ]; then pass churn-qdisc-cycles-$CYCLES; else fail churn-qdisc-cycles-$CYCLES "$fails failed steps (see above)"; fi
-rings_used_check churn-qdisc-rings-used $WAKES
+churn_result churn-qdisc cycles "$CYCLES" $fails $WAKES
 
 # The checks run on a softmq root that went through one more change.
 tc qdisc replace dev $DEV root handle 1: softmq flows 64 depth 64

@@ -12,11 +12,8 @@
 . "$(dirname "$0")/lib.sh"
 
 FLAPS=${SOFTMQ_LINK_FLAPS:-$(n 6 200)}
-softmq_load || { fail churn-link "cannot load sch_softmq"; exit 0; }
-if ! slowdev_load; then
-	fail churn-link "no slowdev module ($SLOWDEV_KO); the test bed builds it: tests/testbed/build.sh $SMQ_LINE"
-	exit 0
-fi
+churn_up churn-link
+need churn-link "no slowdev module ($SLOWDEV_KO); the test bed builds it: tests/testbed/build.sh $SMQ_LINE" slowdev_load
 SP=/sys/module/slowdev/parameters
 old_rate=$(cat $SP/rate_pps) old_fifo=$(cat $SP/fifo_len)
 cleanup() {
@@ -27,8 +24,6 @@ cleanup() {
 	echo "$old_rate" > $SP/rate_pps; echo "$old_fifo" > $SP/fifo_len
 }
 trap cleanup EXIT
-TXQ=$((NCPU < 2 ? 2 : NCPU))
-topo_up $TXQ || { fail churn-link "cannot set up the veth pair"; exit 0; }
 # 200 pps while flapping: a Python flood outruns that even on a debug
 # kernel under TCG with every vCPU busy, so each flap finds a backlog.
 # The identity checks after the flaps run at 2000 pps.
@@ -47,9 +42,8 @@ tc qdisc replace dev sl0 root softmq flows 16 depth 64
 tc qdisc replace dev sl1 root handle 1: mq
 for i in $(seq $TXQ); do tc qdisc replace dev sl1 parent 1:$(printf %x "$i") softmq flows 16 depth 64; done
 tc qdisc replace dev $DEV root softmq
-modprobe pktgen 2>/dev/null
 base=$(mem_snap)
-load_start || { fail churn-link "cannot start the load"; exit 0; }
+need churn-link "cannot start the load" load_start
 $PY "$SMQ_FUZZDIR/flood.py" sl0 198.18 --procs 1 &
 FLOOD=$!
 $PY "$SMQ_FUZZDIR/flood.py" sl1 198.19 --procs 1 &
@@ -78,7 +72,7 @@ note "churn-link: $FLAPS flaps in $(( $(date +%s) - t0 )) s, $queued with packet
 # shellcheck disable=SC2086
 kill $FLOOD 2>/dev/null; wait $FLOOD 2>/dev/null; FLOOD=""
 echo 2000 > $SP/rate_pps
-if [ $fails = 0 ]; then pass churn-link-flaps-$FLAPS; else fail churn-link-flaps-$FLAPS "$fails flaps failed"; fi
+churn_result churn-link flaps "$FLAPS" $fails
 if [ $queued -ge $((FLAPS / 2)) ]; then pass churn-link-with-backlog
 else fail churn-link-with-backlog "only $queued of $FLAPS flaps had packets queued: the test did not test"; fi
 for d in sl0 sl1; do

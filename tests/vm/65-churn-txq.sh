@@ -10,19 +10,16 @@
 . "$(dirname "$0")/lib.sh"
 
 STEPS=${SOFTMQ_TXQ_STEPS:-$(n 8 100)}
-softmq_load || { fail churn-txq "cannot load sch_softmq"; exit 0; }
-trap 'load_stop; topo_down' EXIT
 MAXQ=$((NCPU * 2 < 4 ? 4 : NCPU * 2))
-topo_up $MAXQ || { fail churn-txq "cannot set up the veth pair"; exit 0; }
+churn_up churn-txq $MAXQ
 if ! ethtool -L $DEV tx 1 > /dev/null 2>&1; then
 	skip churn-txq "ethtool -L does not work on veth here: $(ethtool -L $DEV tx 1 2>&1)"
 	exit 0
 fi
 ethtool -L $DEV tx $MAXQ
-modprobe pktgen 2>/dev/null
 base=$(mem_snap)
 tc qdisc replace dev $DEV root handle 2: softmq
-load_start || { fail churn-txq "cannot start the load"; exit 0; }
+need churn-txq "cannot start the load" load_start
 
 RANDOM=11
 fails=0 WAKES=0 t0=$(date +%s)
@@ -47,8 +44,7 @@ for s in $(seq "$STEPS"); do
 	load_keepalive || { echo "step $s: iperf3 died"; fails=$((fails + 1)); }
 done
 note "churn-txq: $STEPS steps in $(( $(date +%s) - t0 )) s"
-if [ $fails = 0 ]; then pass churn-txq-steps-$STEPS; else fail churn-txq-steps-$STEPS "$fails failed steps"; fi
-rings_used_check churn-txq-rings-used $WAKES
+churn_result churn-txq steps "$STEPS" $fails $WAKES
 ethtool -L $DEV tx $MAXQ
 ip link set $DEV txqueuelen 1000
 load_stop

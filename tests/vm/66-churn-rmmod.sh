@@ -11,22 +11,18 @@
 . "$(dirname "$0")/lib.sh"
 
 CYCLES=${SOFTMQ_RMMOD_CYCLES:-$(n 6 100)}
-softmq_load || { fail churn-rmmod "cannot load sch_softmq"; exit 0; }
-trap 'load_stop; topo_down' EXIT
-TXQ=$((NCPU < 2 ? 2 : NCPU))
-topo_up $TXQ || { fail churn-rmmod "cannot set up the veth pair"; exit 0; }
+churn_up churn-rmmod
 # Every other softmq user must be gone for rmmod to work at all.
 if [ "$(sysctl -n net.core.default_qdisc)" = softmq ]; then
 	fail churn-rmmod "net.core.default_qdisc is softmq (left by an earlier test)"; exit 0
 fi
-modprobe pktgen 2>/dev/null
 refs() { awk '$1 == "sch_softmq" {print $3}' /proc/modules; }
 [ "$(refs)" = 0 ] || { fail churn-rmmod "sch_softmq has $(refs) users before the test (an earlier test left a qdisc)"; exit 0; }
 # Baseline with the module not loaded.
 rmmod sch_softmq || { fail churn-rmmod "initial rmmod failed"; exit 0; }
 base=$(mem_snap)
-softmq_load || { fail churn-rmmod "insmod failed"; exit 0; }
-load_start || { fail churn-rmmod "cannot start the load"; exit 0; }
+need churn-rmmod "insmod failed" softmq_load
+need churn-rmmod "cannot start the load" load_start
 
 fails=0 WAKES=0 t0=$(date +%s)
 for c in $(seq "$CYCLES"); do
@@ -56,8 +52,7 @@ for c in $(seq "$CYCLES"); do
 	[ $fails -gt 10 ] && break
 done
 note "churn-rmmod: $c cycles in $(( $(date +%s) - t0 )) s"
-if [ $fails = 0 ]; then pass churn-rmmod-cycles-$CYCLES; else fail churn-rmmod-cycles-$CYCLES "$fails failed steps (see above)"; fi
-rings_used_check churn-rmmod-rings-used $WAKES
+churn_result churn-rmmod cycles "$CYCLES" $fails $WAKES
 
 tc qdisc replace dev $DEV root handle 1: softmq || fail churn-rmmod-works-again "softmq cannot be attached after the reloads"
 load_stop

@@ -11,11 +11,8 @@
 . "$(dirname "$0")/lib.sh"
 
 CYCLES=${SOFTMQ_DEV_CYCLES:-$(n 6 200)}
-softmq_load || { fail churn-defqdisc "cannot load sch_softmq"; exit 0; }
-if ! slowdev_load; then
-	fail churn-defqdisc "no slowdev module ($SLOWDEV_KO); the test bed builds it: tests/testbed/build.sh $SMQ_LINE"
-	exit 0
-fi
+churn_up churn-defqdisc
+need churn-defqdisc "no slowdev module ($SLOWDEV_KO); the test bed builds it: tests/testbed/build.sh $SMQ_LINE" slowdev_load
 old_def=$(sysctl -n net.core.default_qdisc)
 SP=/sys/module/slowdev/parameters
 old_rate=$(cat $SP/rate_pps)
@@ -27,10 +24,7 @@ cleanup() {
 	true
 }
 trap cleanup EXIT
-TXQ=$((NCPU < 2 ? 2 : NCPU))
-topo_up $TXQ || { fail churn-defqdisc "cannot set up the veth pair"; exit 0; }
 echo 50000 > $SP/rate_pps
-modprobe pktgen 2>/dev/null
 base=$(mem_snap)
 # Pinned by the default alone: no softmq attached anywhere yet.
 refs() { awk '$1 == "sch_softmq" {print $3}' /proc/modules; }
@@ -45,7 +39,7 @@ else
 	pass churn-defqdisc-pinned
 fi
 tc qdisc replace dev $DEV root softmq
-load_start || { fail churn-defqdisc "cannot start the load"; exit 0; }
+need churn-defqdisc "cannot start the load" load_start
 
 fails=0 WAKES=0 t0=$(date +%s)
 for c in $(seq "$CYCLES"); do
@@ -73,8 +67,7 @@ EOF
 	[ $fails -gt 10 ] && break
 done
 note "churn-defqdisc: $c devices in $(( $(date +%s) - t0 )) s"
-if [ $fails = 0 ]; then pass churn-defqdisc-devices-$CYCLES; else fail churn-defqdisc-devices-$CYCLES "$fails failed steps (see above)"; fi
-rings_used_check churn-defqdisc-rings-used $WAKES
+churn_result churn-defqdisc devices "$CYCLES" $fails $WAKES
 sysctl -qw net.core.default_qdisc="$old_def"
 load_stop
 after_load churn-defqdisc

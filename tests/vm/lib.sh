@@ -66,6 +66,12 @@ check() {
 	local name=$1 why=$2; shift 2
 	if "$@"; then pass "$name"; else fail "$name" "$why"; fi
 }
+# need NAME WHY CMD...: CMD must succeed, else FAIL NAME: WHY and the
+# script ends there (exit 0: a FAIL was counted, the script did not break)
+need() {
+	local name=$1 why=$2; shift 2
+	"$@" || { fail "$name" "$why"; exit 0; }
+}
 # Float comparison: fcmp "1.5 < 2"
 fcmp() { awk "BEGIN { exit !($*) }"; }
 # n SHORT FULL: the count for this mode (make check / make check-full)
@@ -480,6 +486,23 @@ topo_up() {   # topo_up [TXQ]
 topo_down() {
 	ip link del $DEV 2>/dev/null
 	ns_del $NS
+}
+# churn_up SUITE [TXQ]: softmq loaded, the pair up with TXQ queues (sets
+# TXQ; default NCPU, at least 2), pktgen loaded, load_stop and topo_down
+# at exit (a script with more to undo replaces the trap and calls them);
+# else FAIL SUITE and exit
+churn_up() {
+	TXQ=${2:-$((NCPU < 2 ? 2 : NCPU))}
+	need "$1" "cannot load sch_softmq" softmq_load
+	trap 'load_stop; topo_down' EXIT
+	need "$1" "cannot set up the veth pair" topo_up "$TXQ"
+	modprobe pktgen 2>/dev/null
+}
+# churn_result SUITE WHAT COUNT FAILS [WAKES]: SUITE-WHAT-COUNT passes if
+# no step failed; with WAKES, rings_used_check SUITE-rings-used WAKES
+churn_result() {
+	if [ "$4" = 0 ]; then pass "$1-$2-$3"; else fail "$1-$2-$3" "$4 failed steps (see above)"; fi
+	[ $# -lt 5 ] || rings_used_check "$1-rings-used" "$5"
 }
 
 # mem_snap: "SUnreclaim_kB VmallocUsed_kB Percpu_kB skbuff_objects".
