@@ -284,14 +284,19 @@ def targets(cells, env):
 def markdown(meta, env, cells, skips, tg, png):
     kernel = env.get("kernel", meta.get("kernel", "?"))
     h = meta.get("host", {})
-    L = [f"# softmq bench, latency under load: {kernel}, TCG, {env.get('vcpus', '?')} vCPUs", ""]
+    where = "TCG" if meta.get("qemu") else "HOST=1"
+    L = [f"# softmq bench, latency under load: {kernel}, {where}, {env.get('vcpus', '?')} vCPUs", ""]
     if png:
         L += [f"![probe RTT, bulk srtt, goodput, fairness]({os.path.basename(png)})", ""]
     L.append(f"- **Kernel**: {kernel} (Debian), softmq {env.get('softmq_version') or '?'}; "
              f"{env.get('tc', 'tc ?')}; {env.get('iperf3', 'iperf3 ?')}; {env.get('ping', 'ping ?')}")
-    L.append(f"- **Where**: QEMU {meta.get('qemu', '?')} TCG ({meta.get('accel', '?')}), "
-             f"{env.get('vcpus', '?')} vCPUs, `-net none` (all traffic inside the guest); host: "
-             f"{h.get('cores', '?')} cores, {h.get('cpu', '?')}, {h.get('os', '?')}")
+    if meta.get("qemu"):
+        L.append(f"- **Where**: QEMU {meta['qemu']} TCG ({meta.get('accel', '?')}), "
+                 f"{env.get('vcpus', '?')} vCPUs, `-net none` (all traffic inside the guest); "
+                 f"host: {h.get('cores', '?')} cores, {h.get('cpu', '?')}, {h.get('os', '?')}")
+    else:
+        L.append(f"- **Where**: the running kernel (HOST=1), {env.get('vcpus', '?')} CPUs, "
+                 f"{h.get('cpu', '?')}, {h.get('os', '?')}; traffic between two netns")
     L.append(f"- **Command**: `{meta.get('command', '?')}` — {meta.get('date', '?')}, took "
              f"{meta.get('elapsed_s', 0) // 60} min {meta.get('elapsed_s', 0) % 60} s for "
              f"{meta.get('kernels', '?')}")
@@ -362,7 +367,7 @@ def plot(cells, runs_by_v, env, kernel, png):
     s = ["set terminal pngcairo noenhanced size 1100,800 font 'sans,9'", f"set output '{png}'",
          f"set multiplot layout 2,2 title \"softmq bench, latency under load, {kernel}: "
          f"{env.get('flows')} TCP flows + ping through tbf {env.get('rate')} (qdisc = tbf's child), "
-         f"QEMU TCG, {env.get('rounds')} rounds\" font 'sans,11'",
+         f"{'QEMU TCG' if not env.get('host') else 'HOST=1'}, {env.get('rounds')} rounds\" font 'sans,11'",
          "set grid", "set key bottom right font 'sans,8' samplen 2"]
     # 1, 2: CDFs of the probe RTT and of the bulk srtt samples, pooled over rounds.
     for title, key, xl in (("probe (ping) RTT, CDF over all rounds", "_probe", "RTT ms (log)"),
@@ -435,7 +440,7 @@ def main():
     by_v = {}
     for m in ms:
         by_v.setdefault(m["variant"], []).append(m)
-    have_png = plot(cells, by_v, env, kernel, png)
+    have_png = plot(cells, by_v, dict(env, host=not meta.get("qemu")), kernel, png)
     md = markdown(meta, env, cells, skips, tg, png if have_png else None)
     out = {
         "meta": meta, "kernel": kernel, "mode": "latency", "env": env, "caveat": CAVEAT,
