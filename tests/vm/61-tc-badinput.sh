@@ -9,20 +9,19 @@
 # nothing is sent.)  Then the out-of-range values and malformed attributes
 # go to the kernel raw, without tc: refused with an error, state unchanged.
 . "$(dirname "$0")/lib.sh"
-ok() { pass "$1"; }; bad() { fail "$1" "$2"; }; load_softmq() { softmq_load; }; FULL=$SMQ_FULL   # fuzz/lib.sh names; TODO: rename the calls
 
-load_softmq || { bad tc-badinput "cannot load sch_softmq"; exit 0; }
+softmq_load || { fail tc-badinput "cannot load sch_softmq"; exit 0; }
 modprobe dummy 2>/dev/null
 D=tcb0
 trap 'ip link del $D 2>/dev/null' EXIT
 ip link del $D 2>/dev/null
-ip link add $D type dummy && ip link set $D up || { bad tc-badinput "no dummy device"; exit 0; }
+ip link add $D type dummy && ip link set $D up || { fail tc-badinput "no dummy device"; exit 0; }
 [ -e "${TC_LIB_DIR:-/nonexistent}/q_softmq.so" ] ||
-	{ bad tc-badinput "no q_softmq.so in TC_LIB_DIR='${TC_LIB_DIR:-}' (make plugin)"; exit 0; }
+	{ fail tc-badinput "no q_softmq.so in TC_LIB_DIR='${TC_LIB_DIR:-}' (make plugin)"; exit 0; }
 
 # Sanity: the good form works (else every "refused" below proves nothing).
 if ! out=$(tc qdisc add dev $D root softmq flows 64 depth 32 quantum 1000 bands 1 key cpu limit 100 memory_limit 1m codel target 5ms interval 100ms ecn ce_threshold 1ms 2>&1); then
-	bad tc-badinput-good-form "tc refused a valid command: $out"; exit 0
+	fail tc-badinput-good-form "tc refused a valid command: $out"; exit 0
 fi
 tc qdisc del dev $D root
 
@@ -79,7 +78,7 @@ refuse_all() {
 			[ -n "$out" ] || why="$why, no error message"
 			[ "$before" = "$after" ] || why="$why, kernel state changed: [$before] -> [$after]"
 			if [ -n "$why" ]; then
-				bad "$name-$mode-$(echo "$args" | tr -c 'a-zA-Z0-9\n-' '_')" "$cmd $mode ... $args: ${why#, } (output: $(echo "$out" | head -n 2 | tr '\n' ' '))"
+				fail "$name-$mode-$(echo "$args" | tr -c 'a-zA-Z0-9\n-' '_')" "$cmd $mode ... $args: ${why#, } (output: $(echo "$out" | head -n 2 | tr '\n' ' '))"
 				n_bad=$((n_bad + 1))
 			else
 				n_ok=$((n_ok + 1))
@@ -87,14 +86,14 @@ refuse_all() {
 		done
 	done
 	note "$name: $n_ok of $((n_ok + n_bad)) refused with exit $want and no kernel change"
-	[ $n_bad = 0 ] && ok "$name-all-$((n_ok + n_bad))"
+	[ $n_bad = 0 ] && pass "$name-all-$((n_ok + n_bad))"
 }
 
 # Normal suite: every variant as change (softmq attached) and as add; the
 # full run (SOFTMQ_FULL=1) also as replace.  tc prints its errors on
 # stderr and exits 1.
 modes="add change"
-[ "$FULL" = 1 ] && modes="add change replace"
+[ "$SMQ_FULL" = 1 ] && modes="add change replace"
 refuse_all tc-badinput 1 "$modes" "tc qdisc" "${bads[@]/#/dev $D root softmq }"
 
 # tc refuses all of the above before sending anything, so the kernel never
