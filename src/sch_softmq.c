@@ -173,6 +173,8 @@ struct softmq_sched_data {
 	struct codel_params	cparams;
 	struct codel_stats	cstats;
 	u32			codel_backlog;	/* the ring's bytes, for codel_dequeue() */
+	/* Look for new rings: not on dequeue's rescan after MISSED. */
+	bool			new_scan;
 	u64			codel_drops;
 	u32			new_flow_count;
 
@@ -646,11 +648,15 @@ static struct sk_buff *softmq_band_dequeue_new(struct Qdisc *sch,
 			/*
 			 * Empty: idle and unmarked, new again when it wakes.  A
 			 * push in flight keeps it marked, and the lap meets it.
+			 * No second scan: the lap serves whatever woke since,
+			 * and the next dequeue puts it first.
 			 */
 			if (softmq_ring_retire(ring, active, idx)) {
 				__clear_bit(idx, known);
 				ring->credit = READ_ONCE(q->cfg.quantum);
 			}
+			t->new_idx[band] = n;
+			return NULL;
 		}
 		/* Its quantum spent, it joins the lap with what it owes. */
 		t->new_idx[band] = n;
@@ -681,7 +687,7 @@ static struct sk_buff *softmq_band_dequeue(struct Qdisc *sch,
 		return NULL;
 
 	/* One ring per band has nothing to put first. */
-	if (n > 1) {
+	if (n > 1 && q->new_scan) {
 		skb = softmq_band_dequeue_new(sch, t, band);
 		if (skb)
 			return skb;
@@ -822,6 +828,7 @@ static struct sk_buff *softmq_dequeue(struct Qdisc *sch)
 
 retry:
 	busy = false;
+	q->new_scan = need_retry;
 	skb = softmq_dequeue_tables(sch, &busy);
 	if (unlikely(q->cstats.drop_count))
 		softmq_codel_report(sch);
