@@ -394,6 +394,17 @@ def icount_targets(cells):
     return out
 
 
+def write_report(prefix, out, md):
+    """PREFIX.json (OUT) and PREFIX.md (MD lines), and MD on stdout."""
+    os.makedirs(os.path.dirname(prefix) or ".", exist_ok=True)
+    with open(prefix + ".json", "w") as f:
+        json.dump(out, f, indent=1)
+        f.write("\n")
+    with open(prefix + ".md", "w") as f:
+        f.write("\n".join(md) + "\n")
+    print("\n".join(md))
+
+
 def plot(cells, meta, kernel, png):
     gp = shutil.which("gnuplot")
     if not gp:
@@ -497,13 +508,7 @@ def main():
         "runs": [{k: v for k, v in r.items() if k != "_env"} for r in runs],
         "png": os.path.basename(png) if have_png else None,
     }
-    os.makedirs(os.path.dirname(a.out_prefix) or ".", exist_ok=True)
-    with open(a.out_prefix + ".json", "w") as f:
-        json.dump(out, f, indent=1)
-        f.write("\n")
-    with open(a.out_prefix + ".md", "w") as f:
-        f.write("\n".join(md) + "\n")
-    print("\n".join(md))
+    write_report(a.out_prefix, out, md)
     return 0
 
 

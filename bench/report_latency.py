@@ -19,6 +19,8 @@ import statistics
 import subprocess
 import sys
 
+from report import write_report
+
 ORDER = ["pfifo_fast", "fq_codel", "softmq", "softmq-nocodel", "fq_codel-ecn", "softmq-ecn"]
 COLORS = {"pfifo_fast": "#1f77b4", "fq_codel": "#2ca02c", "softmq": "#d62728",
           "softmq-nocodel": "#ff7f0e", "fq_codel-ecn": "#17becf", "softmq-ecn": "#9467bd"}
@@ -451,13 +453,7 @@ def main():
                  for m in ms],
         "png": os.path.basename(png) if have_png else None,
     }
-    os.makedirs(os.path.dirname(a.out_prefix) or ".", exist_ok=True)
-    with open(a.out_prefix + ".json", "w") as f:
-        json.dump(out, f, indent=1)
-        f.write("\n")
-    with open(a.out_prefix + ".md", "w") as f:
-        f.write("\n".join(md) + "\n")
-    print("\n".join(md))
+    write_report(a.out_prefix, out, md)
     return 0
 
 
