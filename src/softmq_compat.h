@@ -20,4 +20,15 @@
 #define MODULE_ALIAS_NET_SCH(id)	MODULE_ALIAS("net-sch-" id)
 #endif
 
+/*
+ * CoDel (include/net/codel.h, codel_impl.h): codel_dequeue() and its
+ * callbacks have the same signatures on 6.1, 6.12 and 7.2, so nothing is
+ * needed here.  7.x caps the drops of one codel_dequeue() call (256) and
+ * marks its state writes; older lines may drop a ring's whole standing
+ * queue in one call after a long gap, as fq_codel does there.  6.19's
+ * deferred dequeue drops (TCQ_F_DEQUEUE_DROPS, qdisc_dequeue_drop()) are
+ * for locked qdiscs only (they warn on TCQ_F_NOLOCK): softmq frees CoDel's
+ * drops in place on every line.
+ */
+
 #endif /* _SOFTMQ_COMPAT_H */
