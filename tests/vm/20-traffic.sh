@@ -40,7 +40,8 @@
 #   tcp-*-order    no TCP segment at the tap below the highest sequence
 #                  seen that is not a retransmission of bytes already seen
 #                  (key flow; key cpu reports it)
-#   tcp-*-identity as for UDP, enqueued from the clsact counter
+#   tcp-*-identity as for UDP, enqueued from the clsact counter (gso: a
+#                  SKIP when no skb went through the rings)
 # (xstats.bypassed with GSO is checked in 30-backlog.sh, behind a backlog.)
 # make check runs the key cpu cases on the lines tests/vm/quick-plan names
 # for 20-traffic.sh:cpu; make check-full everywhere.
@@ -195,7 +196,11 @@ run_tcp() {   # run_tcp KEY gso|nogso
 
 	local dr
 	dr=$(ina $SMQ get veth0 stats.drops)
-	if [ "$mode" = nogso ] || [ "$dr" -eq 0 ]; then
+	if [ "$mode" = gso ] && ! rings_used ina veth0; then
+		# few large skbs: on some runs the veth never backs up, every
+		# skb takes the bypass, and there is no queueing to check
+		skip "$pre-identity" "the rings carried nothing ($RINGS_NOTE): no identity under queueing to check; the nogso case checks it"
+	elif [ "$mode" = nogso ] || [ "$dr" -eq 0 ]; then
 		identity_check "$pre-identity" "$enq" - -
 	else
 		skip "$pre-identity" "GSO skbs were dropped ($dr): drops count skbs, sent counts segments"
