@@ -631,6 +631,12 @@ devtx() {   # tx_packets + tx_dropped of DEV
 	echo $(( $(cat /sys/class/net/"$1"/statistics/tx_packets) + $(cat /sys/class/net/"$1"/statistics/tx_dropped) ))
 }
 
+# codel_drops_sum DEV: CoDel's drops at dequeue, summed over DEV's softmq
+# qdiscs (the root, or mq's children)
+codel_drops_sum() {
+	$SMQ show "$1" | jq '[.[] | select(.kind == "softmq") | .xstats.codel_drops] | add // 0'
+}
+
 # identity NAME DEV DST MAC: on a quiet DEV, a burst of pktgen packets
 # (one thread per vCPU, queue_xmit) must be accounted for exactly:
 #   qdisc sent + qdisc drops == pktgen sofar + errors (every packet entered)
@@ -647,7 +653,7 @@ identity() {
 		[ "$(devtx "$dev")" = "$d0" ] && break
 	done
 	pg_mix "$dev" $((nb / NCPU)) "$dst" "$mac" || { fail "$name" "pktgen setup failed"; return; }
-	q0=$($QSTAT "$dev"); d0=$(devtx "$dev")
+	q0=$($QSTAT "$dev"); d0=$(devtx "$dev"); cd=$(codel_drops_sum "$dev")
 	pg_start; pg_wait
 	wait_drain "$dev" 20
 	q1=$($QSTAT "$dev")
@@ -660,19 +666,19 @@ identity() {
 	read -r sofar errs <<< "$(pg_stats "" "$dev")"
 	pg_clear 2>/dev/null
 	drops=$(( $(qword "$q1" drops) - $(qword "$q0" drops) ))
+	cd=$(( $(codel_drops_sum "$dev") - cd ))
 	if [ "$(qword "$q1" kind)" = softmq ]; then
-		cd=$(( $(qword "$q1" codel_drops) - $(qword "$q0" codel_drops) ))
 		x0=$(( $(qword "$q0" drops_ring_full) + $(qword "$q0" drops_nomem) ))
 		x1=$(( $(qword "$q1" drops_ring_full) + $(qword "$q1" drops_nomem) + cd ))
 	else
 		x1=$drops
 	fi
-	note "identity $name ($(qword "$q1" kind) root of $dev): pktgen sofar $sofar errors $errs; qdisc sent $sent drops $drops (softmq xstats drops $((x1 - x0))); device tx+dropped $((d1 - d0))"
+	note "identity $name ($(qword "$q1" kind) root of $dev): pktgen sofar $sofar errors $errs; qdisc sent $sent drops $drops (CoDel $cd; softmq xstats drops $((x1 - x0))); device tx+dropped $((d1 - d0))"
 	if [ "$sofar" -ne $((nb / NCPU * NCPU)) ]; then
 		fail "$name" "pktgen sent $sofar of $((nb / NCPU * NCPU))"
 	elif [ $((sent + drops)) -ne $((sofar + errs)) ] || [ "$drops" -ne $((errs + cd)) ] ||
 	     [ "$sent" -ne $((d1 - d0)) ] || [ $((x1 - x0)) -ne "$drops" ]; then
-		fail "$name" "sent $sent + drops $drops != pktgen $((sofar + errs)) (errors $errs), or device $((d1 - d0)) != sent, or xstats drops $((x1 - x0)) != drops"
+		fail "$name" "sent $sent + drops $drops != pktgen $((sofar + errs)) (errors $errs), or drops != errors + CoDel $cd, or device $((d1 - d0)) != sent, or xstats drops $((x1 - x0)) != drops"
 	else
 		pass "$name"
 	fi
