@@ -394,6 +394,16 @@ def icount_targets(cells):
     return out
 
 
+def run_gnuplot(gp, script):
+    """Feed SCRIPT (lines) to gnuplot GP; False, with its errors, if it fails."""
+    r = subprocess.run([gp], input="\n".join(script) + "\n", text=True,
+                       capture_output=True)
+    if r.returncode != 0:
+        print("report: gnuplot failed:\n" + r.stderr[-2000:], file=sys.stderr)
+        return False
+    return True
+
+
 def write_report(prefix, out, md):
     """PREFIX.json (OUT) and PREFIX.md (MD lines), and MD on stdout."""
     os.makedirs(os.path.dirname(prefix) or ".", exist_ok=True)
@@ -458,12 +468,7 @@ def plot(cells, meta, kernel, png):
             else:
                 s.append("set multiplot next")
     s.append("unset multiplot")
-    r = subprocess.run([gp], input="\n".join(s) + "\n", text=True,
-                       capture_output=True)
-    if r.returncode != 0:
-        print("report: gnuplot failed:\n" + r.stderr[-2000:], file=sys.stderr)
-        return False
-    return True
+    return run_gnuplot(gp, s)
 
 
 def main():

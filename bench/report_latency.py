@@ -16,10 +16,9 @@ import os
 import re
 import shutil
 import statistics
-import subprocess
 import sys
 
-from report import write_report
+from report import run_gnuplot, write_report
 
 ORDER = ["pfifo_fast", "fq_codel", "softmq", "softmq-nocodel", "fq_codel-ecn", "softmq-ecn"]
 COLORS = {"pfifo_fast": "#1f77b4", "fq_codel": "#2ca02c", "softmq": "#d62728",
@@ -404,11 +403,7 @@ def plot(cells, runs_by_v, env, kernel, png):
         s.append(f"plot $b_{key} using 1:3:6:xtic(2) with boxes lc rgb variable, "
                  f"'' using 1:3:4:5 with yerrorbars lc rgb '#000000' pt 0")
     s.append("unset multiplot")
-    r = subprocess.run([gp], input="\n".join(s) + "\n", text=True, capture_output=True)
-    if r.returncode != 0:
-        print("report: gnuplot failed:\n" + r.stderr[-2000:], file=sys.stderr)
-        return False
-    return True
+    return run_gnuplot(gp, s)
 
 
 def main():
