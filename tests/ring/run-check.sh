@@ -207,12 +207,16 @@ if build "$OUT/stress-jitter"; then
 	tap stress-jitter "$OUT/stress-jitter" qdisc 4 50000 4 37
 	tap stress-jitter "$OUT/stress-jitter" qdisc 3 30000 1 2
 fi
-if build "$OUT/stress-tsan"; then
-	tap stress-tsan tsan "$OUT/stress-tsan" one 4 50000 64
-	tap stress-tsan tsan "$OUT/stress-tsan" many 4 50000 16 37
-	tap stress-tsan tsan "$OUT/stress-tsan" qdisc 4 50000 16 37
-	tap stress-tsan tsan "$OUT/stress-tsan" qdisc 3 30000 1 2
-fi
+# stress_sanitized NAME WRAPPER: the stress modes in the sanitizer build
+# NAME, run through WRAPPER (tsan or asan)
+stress_sanitized() {
+	build "$OUT/$1" || return 0
+	tap "$1" "$2" "$OUT/$1" one 4 50000 64
+	tap "$1" "$2" "$OUT/$1" many 4 50000 16 37
+	tap "$1" "$2" "$OUT/$1" qdisc 4 50000 16 37
+	tap "$1" "$2" "$OUT/$1" qdisc 3 30000 1 2
+}
+stress_sanitized stress-tsan tsan
 if build "$OUT/stress-jitter-tsan"; then
 	tap stress-jitter-tsan tsan "$OUT/stress-jitter-tsan" many 4 20000 4 37
 	tap stress-jitter-tsan tsan "$OUT/stress-jitter-tsan" qdisc 4 20000 4 37
@@ -246,12 +250,7 @@ then
 else
 	fail "stress-tsan mutant relaxed-publish: the publish store is no longer in the header"
 fi
-if build "$OUT/stress-asan"; then
-	tap stress-asan asan "$OUT/stress-asan" one 4 50000 64
-	tap stress-asan asan "$OUT/stress-asan" many 4 50000 16 37
-	tap stress-asan asan "$OUT/stress-asan" qdisc 4 50000 16 37
-	tap stress-asan asan "$OUT/stress-asan" qdisc 3 30000 1 2
-fi
+stress_sanitized stress-asan asan
 
 # ---- fuzz -------------------------------------------------------------------------
 if build "$OUT/fuzz"; then

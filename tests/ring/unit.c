@@ -38,6 +38,24 @@ static void push_expect(struct softmq_ring *r, uintptr_t n, enum softmq_push wan
 	assert_int_equal(retries, 0);
 }
 
+/* Push items 1..n into an empty ring: the first one wakes it. */
+static void fill(struct softmq_ring *r, int n)
+{
+	int i;
+
+	for (i = 1; i <= n; i++)
+		push_expect(r, i, i == 1 ? SOFTMQ_PUSH_WOKE : SOFTMQ_PUSH_OK);
+}
+
+/* Pop items first..last, in that order. */
+static void pop_expect(struct softmq_ring *r, int first, int last)
+{
+	int i;
+
+	for (i = first; i <= last; i++)
+		assert_int_equal(ITEM_N(softmq_ring_pop(r)), i);
+}
+
 /* ---- layout and trivial calls --------------------------------------------- */
 
 static void t_layout(void **state)
@@ -95,13 +113,10 @@ static void t_init_empty(void **state)
 static void t_reinit(void **state)
 {
 	struct softmq_ring *r = ring_new(4);
-	int i;
 
 	(void)state;
-	for (i = 1; i <= 3; i++)
-		push_expect(r, i, i == 1 ? SOFTMQ_PUSH_WOKE : SOFTMQ_PUSH_OK);
-	for (i = 1; i <= 3; i++)
-		assert_int_equal(ITEM_N(softmq_ring_pop(r)), i);
+	fill(r, 3);
+	pop_expect(r, 1, 3);
 	r->credit = 77;
 	softmq_ring_init(r, 4);		/* slots are NULL again: allowed */
 	assert_int_equal(softmq_ring_count(r), 0);
@@ -317,18 +332,15 @@ static void t_wrap_full_exact(void **state)
 	struct softmq_ring *r = ring_new(4);
 	unsigned long map[1] = { 0 };
 	unsigned int retries = 0;
-	int i;
 
 	(void)state;
 	ring_seek(r, SOFTMQ_RING_POS_MASK - 1, 1);
-	for (i = 1; i <= 4; i++)
-		push_expect(r, i, i == 1 ? SOFTMQ_PUSH_WOKE : SOFTMQ_PUSH_OK);
+	fill(r, 4);
 	assert_int_equal(softmq_ring_pos(TAIL_LOAD(r)), 2);	/* wrapped */
 	assert_int_equal(softmq_ring_count(r), 4);
 	assert_int_equal(softmq_ring_len(r), softmq_ring_count(r));
 	assert_int_equal(softmq_ring_push(r, ITEM(5), &retries), SOFTMQ_PUSH_FULL);
-	for (i = 1; i <= 4; i++)
-		assert_int_equal(ITEM_N(softmq_ring_pop(r)), i);
+	pop_expect(r, 1, 4);
 	assert_int_equal(r->head, 2);
 	softmq_active_set(map, 0);
 	assert_true(softmq_ring_retire(r, map, 0));
@@ -341,11 +353,9 @@ static void t_head_snap(void **state)
 {
 	struct softmq_ring *r = ring_new(4);
 	unsigned int retries = 0;
-	int i;
 
 	(void)state;
-	for (i = 1; i <= 4; i++)
-		push_expect(r, i, i == 1 ? SOFTMQ_PUSH_WOKE : SOFTMQ_PUSH_OK);
+	fill(r, 4);
 	assert_int_equal(SNAP_LOAD(r), 0);
 	softmq_ring_pop(r);
 	softmq_ring_pop(r);
@@ -355,8 +365,7 @@ static void t_head_snap(void **state)
 	push_expect(r, 6, SOFTMQ_PUSH_OK);		/* 5-2 < 4: snap suffices */
 	assert_int_equal(softmq_ring_push(r, ITEM(7), &retries), SOFTMQ_PUSH_FULL);
 	assert_int_equal(SNAP_LOAD(r), 2);
-	for (i = 3; i <= 6; i++)
-		assert_int_equal(ITEM_N(softmq_ring_pop(r)), i);
+	pop_expect(r, 3, 6);
 
 	/* a stale snapshot from before the wrap of the position space */
 	ring_seek(r, 5, 0);
