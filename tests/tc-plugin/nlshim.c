@@ -157,6 +157,17 @@ static void queue(int fd, const void *data, size_t len)
 	pending[fd].len += len;
 }
 
+/* The header of a reply to req. */
+static void reply_hdr(struct nlmsghdr *h, __u32 len, __u16 type, __u16 flags,
+		      const struct nlmsghdr *req, __u32 pid)
+{
+	h->nlmsg_len = len;
+	h->nlmsg_type = type;
+	h->nlmsg_flags = flags;
+	h->nlmsg_seq = req->nlmsg_seq;
+	h->nlmsg_pid = pid;
+}
+
 static void queue_ack(int fd, const struct nlmsghdr *req, __u32 pid)
 {
 	struct {
@@ -165,11 +176,7 @@ static void queue_ack(int fd, const struct nlmsghdr *req, __u32 pid)
 	} ack;
 
 	memset(&ack, 0, sizeof(ack));
-	ack.h.nlmsg_len = sizeof(ack);
-	ack.h.nlmsg_type = NLMSG_ERROR;
-	ack.h.nlmsg_flags = NLM_F_CAPPED;
-	ack.h.nlmsg_seq = req->nlmsg_seq;
-	ack.h.nlmsg_pid = pid;
+	reply_hdr(&ack.h, sizeof(ack), NLMSG_ERROR, NLM_F_CAPPED, req, pid);
 	ack.e.error = 0;
 	ack.e.msg = *req;
 	queue(fd, &ack, sizeof(ack));
@@ -216,11 +223,7 @@ static void queue_dump(int fd, const struct nlmsghdr *req, __u32 pid,
 	free(data);
 
 	memset(&done, 0, sizeof(done));
-	done.h.nlmsg_len = sizeof(done);
-	done.h.nlmsg_type = NLMSG_DONE;
-	done.h.nlmsg_flags = NLM_F_MULTI;
-	done.h.nlmsg_seq = req->nlmsg_seq;
-	done.h.nlmsg_pid = pid;
+	reply_hdr(&done.h, sizeof(done), NLMSG_DONE, NLM_F_MULTI, req, pid);
 	queue(fd, &done, sizeof(done));
 }
 
