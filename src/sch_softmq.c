@@ -35,6 +35,7 @@
 #include <linux/skbuff.h>
 #include <linux/slab.h>
 #include <linux/delay.h>
+#include <linux/u64_stats_sync.h>
 #include <net/codel.h>
 #include <net/codel_impl.h>
 #include <net/netlink.h>
@@ -121,16 +122,24 @@ struct softmq_table {
 	bool			retired;
 };
 
+/* The producers' event counters, per CPU (struct tc_softmq_xstats). */
+enum softmq_cpu_counter {
+	SOFTMQ_CNT_RING_FULL,
+	SOFTMQ_CNT_NOMEM,
+	SOFTMQ_CNT_PUSH_RETRIES,
+	SOFTMQ_CNT_RING_WAKEUPS,
+	SOFTMQ_CNT_OVERLIMIT,
+	SOFTMQ_CNT_OVERMEMORY,
+	SOFTMQ_CNT_MAX
+};
+
 struct softmq_cpu_stats {
-	u64	drops_ring_full;
-	u64	drops_nomem;
-	u64	push_retries;
-	u64	ring_wakeups;
-	u64	drop_overlimit;
-	u64	drop_overmemory;
+	/* Keeps dump() from reading a torn u64 on 32-bit. */
+	struct u64_stats_sync	syncp;
+	u64_stats_t		cnt[SOFTMQ_CNT_MAX];
 	/* This CPU's producers' share of the two bounds, not yet folded. */
-	s32	pkts_delta;
-	s32	mem_delta;
+	s32			pkts_delta;
+	s32			mem_delta;
 };
 
 /*
@@ -340,6 +349,23 @@ static void softmq_charge(struct softmq_sched_data *q, s32 pkts, s32 bytes)
 	softmq_bound_add(&q->memory, &cs->mem_delta, bytes);
 }
 
+/*
+ * Producer, BH off: the only writers of this CPU's counters run on this
+ * CPU, in task context with BH off or (PREEMPT_RT) pinned to it but
+ * preemptible.  u64_stats_add() is one CPU-local RMW on 64-bit, and on
+ * 32-bit PREEMPT_RT u64_stats_update_begin() disables preemption, so two
+ * senders of one CPU never tear a count either way.
+ */
+static void softmq_count(struct softmq_sched_data *q,
+			 enum softmq_cpu_counter c, u64 n)
+{
+	struct softmq_cpu_stats *cs = this_cpu_ptr(q->cpu_stats);
+
+	u64_stats_update_begin(&cs->syncp);
+	u64_stats_add(&cs->cnt[c], n);
+	u64_stats_update_end(&cs->syncp);
+}
+
 /* Consumer: @skb leaves the queue (sent, or freed by reset). */
 static void softmq_uncharge(struct softmq_sched_data *q, struct sk_buff *skb)
 {
@@ -436,16 +462,16 @@ static int softmq_enqueue(struct sk_buff *skb, struct Qdisc *sch,
 
 	ring = softmq_ring_lookup(t, band * t->nr_rings + idx);
 	if (unlikely(!ring)) {
-		this_cpu_inc(q->cpu_stats->drops_nomem);
+		softmq_count(q, SOFTMQ_CNT_NOMEM, 1);
 		return softmq_drop(skb, sch, to_free);
 	}
 
 	verdict = softmq_admit(q, t, ring, truesize);
 	if (unlikely(verdict != SOFTMQ_ADMIT)) {
 		if (verdict == SOFTMQ_OVERLIMIT)
-			this_cpu_inc(q->cpu_stats->drop_overlimit);
+			softmq_count(q, SOFTMQ_CNT_OVERLIMIT, 1);
 		else
-			this_cpu_inc(q->cpu_stats->drop_overmemory);
+			softmq_count(q, SOFTMQ_CNT_OVERMEMORY, 1);
 		return softmq_drop(skb, sch, to_free);
 	}
 	softmq_skb_cb(skb)->mem_usage = truesize;
@@ -472,16 +498,16 @@ static int softmq_enqueue(struct sk_buff *skb, struct Qdisc *sch,
 	}
 	preempt_enable();
 	if (unlikely(retries))
-		this_cpu_add(q->cpu_stats->push_retries, retries);
+		softmq_count(q, SOFTMQ_CNT_PUSH_RETRIES, retries);
 	if (unlikely(res == SOFTMQ_PUSH_FULL)) {
-		this_cpu_inc(q->cpu_stats->drops_ring_full);
+		softmq_count(q, SOFTMQ_CNT_RING_FULL, 1);
 		return softmq_drop(skb, sch, to_free);
 	}
 	/* From here on another CPU may have dequeued and freed skb. */
 	if (res == SOFTMQ_PUSH_WOKE) {
 		softmq_active_set(t->active[band], idx);
 		softmq_band_note(&t->band_hints, band);
-		this_cpu_inc(q->cpu_stats->ring_wakeups);
+		softmq_count(q, SOFTMQ_CNT_RING_WAKEUPS, 1);
 	} else if (unlikely(!softmq_ring_seen(t->active[band], idx,
 					      &t->band_hints, band))) {
 		/*
@@ -663,6 +689,68 @@ static struct sk_buff *softmq_band_dequeue_new(struct Qdisc *sch,
 	}
 }
 
+enum softmq_visit {
+	SOFTMQ_VISIT_TOOK,	/* a packet, charged to the ring's credit */
+	SOFTMQ_VISIT_SPENT,	/* credit spent: refilled, the lap moves on */
+	SOFTMQ_VISIT_IDLE,	/* empty: unmarked, a new flow when it wakes */
+	SOFTMQ_VISIT_BUSY,	/* marked, head claimed but not published */
+};
+
+/* Consumer: one DRR visit of marked ring @idx of @band. */
+static enum softmq_visit softmq_ring_visit(struct Qdisc *sch,
+					   struct softmq_table *t,
+					   unsigned int band, unsigned long idx,
+					   struct sk_buff **skb)
+{
+	struct softmq_sched_data *q = qdisc_priv(sch);
+	struct softmq_ring *ring = READ_ONCE(t->rings[band * t->nr_rings + idx]);
+
+	if (ring && ring->credit <= 0) {
+		ring->credit += READ_ONCE(q->cfg.quantum);
+		softmq_note_occupancy(q, ring);
+		return SOFTMQ_VISIT_SPENT;
+	}
+	*skb = ring ? softmq_flow_dequeue(sch, ring) : NULL;
+	if (likely(*skb)) {
+		ring->credit -= qdisc_pkt_len(*skb);
+		return SOFTMQ_VISIT_TOOK;
+	}
+	if (ring && softmq_ring_retire(ring, t->active[band], idx)) {
+		/* Like a new flow in fq_codel: a full quantum next time. */
+		ring->credit = READ_ONCE(q->cfg.quantum);
+		__clear_bit(idx, t->known[band]);
+		return SOFTMQ_VISIT_IDLE;
+	}
+	q->busy_skips++;
+	return SOFTMQ_VISIT_BUSY;
+}
+
+/*
+ * Consumer: the first marked ring of @band at or after @from, wrapping
+ * once (a wrap ends a round-robin lap), or nr_rings if none is marked.  A
+ * band found empty has its hint cleared, and is scanned once more in case
+ * a producer marked a ring meanwhile (softmq_band_retire()); a second
+ * empty scan leaves the hint set: producers that keep marking must not
+ * keep the consumer here, and a stale hint costs one scan later.
+ */
+static unsigned long softmq_band_next(struct softmq_table *t,
+				      unsigned int band, unsigned long from)
+{
+	unsigned long n = t->nr_rings;
+	unsigned long idx;
+
+	idx = softmq_active_next_wrap(t->active[band], n, from);
+	if (idx < n) {
+		if (idx < from)
+			t->round[band]++;
+		return idx;
+	}
+	t->round[band]++;
+	if (softmq_band_retire(&t->band_hints, band, t->active[band], n))
+		return n;
+	return softmq_active_next(t->active[band], n, 0);
+}
+
 /*
  * Deficit round robin over the marked rings of one band.  Returns NULL when
  * the band is empty, or after a full lap that only met rings whose head slot
@@ -675,13 +763,11 @@ static struct sk_buff *softmq_band_dequeue(struct Qdisc *sch,
 					   unsigned int band, bool *busy)
 {
 	struct softmq_sched_data *q = qdisc_priv(sch);
-	struct softmq_ring **rings = t->rings + band * t->nr_rings;
-	unsigned long *active = t->active[band];
 	unsigned long n = t->nr_rings;
 	unsigned long idx = t->cursor[band];
-	unsigned long first_busy = n;
-	bool hint_retired = false;
-	struct sk_buff *skb;
+	/* The first ring of the current run of busy visits, n for none. */
+	unsigned long busy_from = n;
+	struct sk_buff *skb = NULL;
 
 	if (!softmq_band_maybe(&t->band_hints, band))
 		return NULL;
@@ -693,61 +779,28 @@ static struct sk_buff *softmq_band_dequeue(struct Qdisc *sch,
 			return skb;
 	}
 
-	for (;;) {
-		unsigned long from = idx;
-		struct softmq_ring *ring;
-
-		idx = softmq_active_next_wrap(active, n, idx);
-		if (idx < from)
-			t->round[band]++;
-		if (idx >= n) {
-			t->cursor[band] = 0;
-			/*
-			 * Nothing marked: clear the band's hint, once per call
-			 * (producers that keep marking must not keep us here;
-			 * the hint is then left set and costs one scan later).
-			 */
-			if (hint_retired ||
-			    softmq_band_retire(&t->band_hints, band, active, n))
-				return NULL;
-			hint_retired = true;
-			idx = 0;
-			continue;
-		}
-		if (idx == first_busy) {
-			t->cursor[band] = idx;
-			return NULL;
-		}
-
-		ring = READ_ONCE(rings[idx]);
-		if (ring && ring->credit <= 0) {
-			ring->credit += READ_ONCE(q->cfg.quantum);
-			softmq_note_occupancy(q, ring);
-			first_busy = n;
-			idx++;
-			continue;
-		}
-
-		skb = ring ? softmq_flow_dequeue(sch, ring) : NULL;
-		if (likely(skb)) {
-			ring->credit -= qdisc_pkt_len(skb);
+	for (;; idx++) {
+		idx = softmq_band_next(t, band, idx);
+		if (idx >= n || idx == busy_from)
+			break;
+		switch (softmq_ring_visit(sch, t, band, idx, &skb)) {
+		case SOFTMQ_VISIT_TOOK:
 			t->cursor[band] = idx;
 			return skb;
-		}
-
-		if (ring && softmq_ring_retire(ring, active, idx)) {
-			/* Like a new flow in fq_codel: a full quantum next time. */
-			ring->credit = READ_ONCE(q->cfg.quantum);
-			__clear_bit(idx, t->known[band]);
-		} else {
-			/* Marked but its head is not published yet. */
+		case SOFTMQ_VISIT_SPENT:
+			busy_from = n;
+			break;
+		case SOFTMQ_VISIT_IDLE:
+			break;
+		case SOFTMQ_VISIT_BUSY:
 			*busy = true;
-			q->busy_skips++;
-			if (first_busy == n)
-				first_busy = idx;
+			if (busy_from == n)
+				busy_from = idx;
+			break;
 		}
-		idx++;
 	}
+	t->cursor[band] = idx < n ? idx : 0;
+	return NULL;
 }
 
 static struct sk_buff *softmq_table_dequeue(struct Qdisc *sch,
@@ -1377,7 +1430,7 @@ static int softmq_init(struct Qdisc *sch, struct nlattr *opt,
 		.ce_threshold	= SOFTMQ_CE_THRESHOLD_OFF,
 	};
 	struct softmq_table *t;
-	int err;
+	int cpu, err;
 
 	softmq_default_limits(sch, &cfg);
 	if (opt) {
@@ -1390,6 +1443,8 @@ static int softmq_init(struct Qdisc *sch, struct nlattr *opt,
 	q->cpu_stats = alloc_percpu(struct softmq_cpu_stats);
 	if (!q->cpu_stats)
 		return -ENOMEM;
+	for_each_possible_cpu(cpu)
+		u64_stats_init(&per_cpu_ptr(q->cpu_stats, cpu)->syncp);
 
 	t = softmq_table_alloc(&cfg);
 	if (!t) {
@@ -1534,13 +1589,20 @@ static int softmq_dump_stats(struct Qdisc *sch, struct gnet_dump *d)
 
 	for_each_possible_cpu(cpu) {
 		const struct softmq_cpu_stats *cs = per_cpu_ptr(q->cpu_stats, cpu);
+		u64 cnt[SOFTMQ_CNT_MAX];
+		unsigned int start, c;
 
-		st.drops_ring_full += READ_ONCE(cs->drops_ring_full);
-		st.drops_nomem += READ_ONCE(cs->drops_nomem);
-		st.push_retries += READ_ONCE(cs->push_retries);
-		st.ring_wakeups += READ_ONCE(cs->ring_wakeups);
-		st.drop_overlimit += READ_ONCE(cs->drop_overlimit);
-		st.drop_overmemory += READ_ONCE(cs->drop_overmemory);
+		do {
+			start = u64_stats_fetch_begin(&cs->syncp);
+			for (c = 0; c < SOFTMQ_CNT_MAX; c++)
+				cnt[c] = u64_stats_read(&cs->cnt[c]);
+		} while (u64_stats_fetch_retry(&cs->syncp, start));
+		st.drops_ring_full += cnt[SOFTMQ_CNT_RING_FULL];
+		st.drops_nomem += cnt[SOFTMQ_CNT_NOMEM];
+		st.push_retries += cnt[SOFTMQ_CNT_PUSH_RETRIES];
+		st.ring_wakeups += cnt[SOFTMQ_CNT_RING_WAKEUPS];
+		st.drop_overlimit += cnt[SOFTMQ_CNT_OVERLIMIT];
+		st.drop_overmemory += cnt[SOFTMQ_CNT_OVERMEMORY];
 		memory += READ_ONCE(cs->mem_delta);
 	}
 	memory += READ_ONCE(q->deq_mem);

@@ -198,11 +198,11 @@ proctype consumer()
 {
 	bit m;
 
-	load(C, MARK, m);		/* Q: idx = softmq_active_next_wrap(active, n, idx); */
+	load(C, MARK, m);		/* Q: idx = softmq_active_next_wrap(t->active[band], n, from); */
 	if
 	:: m -> csaw = 1		/* the ring is found: popped, retired by softmq.pml's rules */
 	:: else ->
-		/* Q: softmq_band_retire(&t->band_hints, band, active, n)) */
+		/* Q: if (softmq_band_retire(&t->band_hints, band, t->active[band], n)) */
 		d_step { cclear = nst[HINT] };
 		store(C, HINT, 0);	/* H:396 smq_clear_bit(band, hints); */
 #ifndef MUT_NO_RETIRE_MB

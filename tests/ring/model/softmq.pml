@@ -207,8 +207,7 @@ byte blocked_from[NR];		/* P4: first position behind a stopped producer */
 /* Consumer locals, in every process that can become the consumer. */
 #define CONSUMER_LOCALS \
 	bit got; bit old; bit need_retry; bit busy; bit ok; \
-	byte quota; byte it; byte idx; byte first_busy; byte t2; byte from; \
-	bit hretired
+	byte quota; byte it; byte idx; byte first_busy; byte t2; byte from
 
 /*
  * A stop point (P4): the producer may stop here forever.  @blk records what
@@ -258,27 +257,32 @@ byte blocked_from[NR];		/* P4: first position behind a stopped producer */
 	lastseq[((item - 1) / K) * NR + r] = (item - 1) % K + 1
 
 /*
- * softmq_band_dequeue(), one band, credit not modelled.  Out: it (0 = NULL),
- * busy.  In the code a ring with credit <= 0 is skipped once and refilled;
- * leaving that out removes only those extra visits.
+ * softmq_band_dequeue(), one band, credit not modelled: softmq_band_next()
+ * and softmq_ring_visit() inlined.  Out: it (0 = NULL), busy.  In the code
+ * a ring with credit <= 0 is skipped once and refilled (SOFTMQ_VISIT_SPENT,
+ * which also ends a run of busy visits); leaving that out removes only
+ * those extra visits.  The loop ends: a rescan that finds a mark goes on
+ * to visit that ring, which either gives a packet, or is busy (the lap
+ * then stops at it), or goes idle (its mark cleared, and only a producer's
+ * push marks again, a bounded number of times).
  */
 inline band_dequeue()
 {
 #ifdef ANY_CURSOR
-	atomic { select (idx : 0 .. NR - 1); first_busy = NR };
+	atomic { select (idx : 0 .. NR - 1); first_busy = NR; it = 0 };
 #else
 	d_step {
 		idx = cursor;			/* Q: unsigned long idx = t->cursor[band]; */
-		first_busy = NR			/* Q: unsigned long first_busy = n; */
+		first_busy = NR;		/* Q: unsigned long busy_from = n; */
+		it = 0
 	};
 #endif
-	hretired = 0;				/* Q: bool hint_retired = false; */
 	if
 	:: !hint -> it = 0			/* Q: if (!softmq_band_maybe(&t->band_hints, band)) */
 	:: else ->
-bd_rescan:
 	do
-	/* Q: idx = softmq_active_next_wrap(active, n, idx); */
+	/* Q: idx = softmq_band_next(t, band, idx); */
+	/* Q: idx = softmq_active_next_wrap(t->active[band], n, from); */
 	:: d_step {				/* H: unsigned long idx = smq_find_next_bit(map, n, from); */
 		from = idx;
 		FIND_NEXT(idx);
@@ -299,12 +303,7 @@ bd_rescan:
 	   fi;
 	   if
 	   :: idx >= NR ->
-		d_step { cursor = 0; it = 0 };	/* Q: t->cursor[band] = 0; */
-		if
-		:: hretired -> break		/* Q: if (hint_retired || */
-		:: else -> skip
-		fi;
-		/* softmq_band_retire() */
+		/* Q: if (softmq_band_retire(&t->band_hints, band, t->active[band], n)) */
 #ifndef MUT_HINT_NO_RESCAN
 		hint = 0;			/* H: smq_clear_bit(band, hints); */
 		d_step {			/* H: if (softmq_active_next(map, n, 0) >= n) */
@@ -317,16 +316,19 @@ bd_rescan:
 		d_step { hint = 0; ok = 0 };
 #endif
 		if
-		:: !ok -> d_step { idx = 0 }; break	/* H: return true; */
+		:: !ok -> d_step { idx = NR }	/* H: return true; */
 		:: else ->
 			hint = 1;		/* H: smq_set_bit(band, hints); */
-			d_step { hretired = 1; idx = 0; ok = 0 };	/* Q: hint_retired = true; */
-			goto bd_rescan
+			d_step {		/* Q: return softmq_active_next(t->active[band], n, 0); */
+				idx = 0;
+				FIND_NEXT(idx);
+				ok = 0
+			}
 		fi
 	   :: else -> skip
 	   fi;
 	   if
-	   :: idx == first_busy -> d_step { cursor = idx; it = 0 }; break	/* Q: if (idx == first_busy) { */
+	   :: idx >= NR || idx == first_busy -> break	/* Q: if (idx >= n || idx == busy_from) */
 	   :: else -> skip
 	   fi;
 
@@ -387,18 +389,24 @@ bd_rescan:
 		:: !ok ->
 			busy = 1;		/* Q: *busy = true; */
 			if
-			:: first_busy == NR -> first_busy = idx	/* Q: first_busy = idx; */
+			:: first_busy == NR -> first_busy = idx	/* Q: busy_from = idx; */
 			:: else -> skip
 			fi
 		:: else -> skip
 		fi;
-		idx++;				/* Q: idx++; */
+		idx++;				/* Q: for (;; idx++) { */
 		t2 = 0;
 		ok = 0
 	   }
-	od
-	fi;
-	hretired = 0
+	od;
+	if
+	:: it == 0 ->
+		d_step {			/* Q: t->cursor[band] = idx < n ? idx : 0; */
+			if :: idx < NR -> cursor = idx :: else -> cursor = 0 fi
+		}
+	:: else -> skip
+	fi
+	fi
 }
 
 /* softmq_dequeue().  Out: it. */
