@@ -41,6 +41,8 @@
 #include <net/netlink.h>
 #include <net/pkt_sched.h>
 #include <net/sch_generic.h>
+#include <net/sock.h>
+#include <net/tcp_states.h>
 
 #include <uapi/softmq.h>
 #include "softmq_compat.h"
@@ -238,6 +240,33 @@ static unsigned int softmq_band(const struct softmq_table *t,
 	return softmq_prio2band[skb->priority & TC_PRIO_MAX];
 }
 
+/*
+ * The flow's hash, dissecting the headers only when nobody has hashed the
+ * flow before: the hash the skb carries (a device's on receive, or TCP's,
+ * set from its socket), else the hash of the connected socket that sends
+ * it (a connected UDP socket has one from connect() on: one peer, one
+ * flow), else the flow dissector's (forwarded packets without a device
+ * hash, unconnected sockets that may send each packet elsewhere, as
+ * sch_fq treats them, and pktgen).  A socket picks a new sk_txhash when
+ * its path fails (TCP's RTO, for one); its packets then go to another
+ * ring, and the two rings' packets of that flow may leave out of order
+ * once, as they may from fq_codel.
+ */
+static u32 softmq_flow_hash(struct sk_buff *skb)
+{
+	const struct sock *sk = skb->sk;
+	u32 hash;
+
+	if (skb->l4_hash || skb->sw_hash)
+		return skb->hash;
+	if (sk && sk_fullsock(sk) && READ_ONCE(sk->sk_state) == TCP_ESTABLISHED) {
+		hash = READ_ONCE(sk->sk_txhash);
+		if (hash)
+			return hash;
+	}
+	return skb_get_hash(skb);
+}
+
 static unsigned int softmq_ring_index(const struct softmq_table *t,
 				      struct sk_buff *skb)
 {
@@ -251,7 +280,7 @@ static unsigned int softmq_ring_index(const struct softmq_table *t,
 	 * The per-instance seed decorrelates instances: under mq, the device
 	 * may have picked this queue from the same hash.
 	 */
-	return reciprocal_scale(__hash_32(skb_get_hash(skb) ^ t->hash_seed),
+	return reciprocal_scale(__hash_32(softmq_flow_hash(skb) ^ t->hash_seed),
 				t->nr_rings);
 }
 
