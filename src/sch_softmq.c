@@ -116,6 +116,8 @@ struct softmq_table {
 	u32			new_idx[SOFTMQ_MAX_BANDS];
 	/* Round-robin laps: a ring is served as new at most once a lap. */
 	u32			round[SOFTMQ_MAX_BANDS];
+	/* Bits set in known[band]. */
+	u32			known_rings[SOFTMQ_MAX_BANDS];
 	/*
 	 * Set by change() once no producer can reach this table (release;
 	 * the consumer reads it with acquire, so it sees every push that was
@@ -164,6 +166,8 @@ struct softmq_sched_data {
 	/* Read by producers on every packet; written by init/change only. */
 	struct softmq_table __rcu	*table;
 	struct softmq_cpu_stats __percpu *cpu_stats;
+	/* CoDel is on: producers stamp packets (an unstamped one reads as "now"). */
+	bool				timestamp;
 
 	/* Read by producers; each count written once a batch. */
 	struct softmq_bound	pkts ____cacheline_aligned_in_smp;
@@ -504,7 +508,8 @@ static int softmq_enqueue(struct sk_buff *skb, struct Qdisc *sch,
 		return softmq_drop(skb, sch, to_free);
 	}
 	softmq_skb_cb(skb)->mem_usage = truesize;
-	softmq_skb_cb(skb)->enqueue_time = codel_get_time();
+	softmq_skb_cb(skb)->enqueue_time = READ_ONCE(q->timestamp) ?
+					   codel_get_time() : 0;
 
 	/*
 	 * Between its tail cmpxchg and its slot store a producer holds the
@@ -636,7 +641,10 @@ static u32 softmq_codel_len(const struct sk_buff *skb)
 
 static codel_time_t softmq_codel_time(const struct sk_buff *skb)
 {
-	return softmq_skb_cb(skb)->enqueue_time;
+	codel_time_t t = softmq_skb_cb(skb)->enqueue_time;
+
+	/* Queued while CoDel was off: no sojourn to hold against it. */
+	return t ? t : codel_get_time();
 }
 
 /* Consumer: the next packet of @ring, through CoDel when it is on. */
@@ -682,6 +690,7 @@ static struct sk_buff *softmq_band_dequeue_new(struct Qdisc *sch,
 			if (idx >= n)
 				return NULL;
 			__set_bit(idx, known);
+			t->known_rings[band]++;
 			ring = READ_ONCE(rings[idx]);
 			/* Already served as new in this lap: the lap serves it. */
 			if (!ring || softmq_flow(ring)->new_round == t->round[band])
@@ -708,6 +717,7 @@ static struct sk_buff *softmq_band_dequeue_new(struct Qdisc *sch,
 			 */
 			if (softmq_ring_retire(ring, active, idx)) {
 				__clear_bit(idx, known);
+				t->known_rings[band]--;
 				ring->credit = READ_ONCE(q->cfg.quantum);
 			}
 			t->new_idx[band] = n;
@@ -747,7 +757,8 @@ static enum softmq_visit softmq_ring_visit(struct Qdisc *sch,
 	if (ring && softmq_ring_retire(ring, t->active[band], idx)) {
 		/* Like a new flow in fq_codel: a full quantum next time. */
 		ring->credit = READ_ONCE(q->cfg.quantum);
-		__clear_bit(idx, t->known[band]);
+		if (__test_and_clear_bit(idx, t->known[band]))
+			t->known_rings[band]--;
 		return SOFTMQ_VISIT_IDLE;
 	}
 	q->busy_skips++;
@@ -781,8 +792,8 @@ static unsigned long softmq_band_next(struct softmq_table *t,
 }
 
 /*
- * Deficit round robin over the marked rings of one band.  Returns NULL when
- * the band is empty, or after a full lap that only met rings whose head slot
+ * Deficit round robin over the marked rings of one band whose hint is set.
+ * Returns NULL when the band is empty, or after a full lap that only met rings whose head slot
  * a producer has claimed but not yet published (*busy is then set): waiting
  * for such a producer could be long (IRQ, vCPU preemption, PREEMPT_RT), and
  * it runs the qdisc itself once it has published.
@@ -798,14 +809,21 @@ static struct sk_buff *softmq_band_dequeue(struct Qdisc *sch,
 	unsigned long busy_from = n;
 	struct sk_buff *skb = NULL;
 
-	if (!softmq_band_maybe(&t->band_hints, band))
-		return NULL;
-
 	/* One ring per band has nothing to put first. */
 	if (n > 1 && q->new_scan) {
 		skb = softmq_band_dequeue_new(sch, t, band);
 		if (skb)
 			return skb;
+		/*
+		 * Nothing new to serve, and no ring we met since it woke
+		 * still holds packets: the band is most likely empty.  Retire
+		 * its hint and look once, instead of a lap's scan and then
+		 * that same look (at low load, after every packet).  A ring
+		 * found there sets the hint again and the lap serves it.
+		 */
+		if (!t->known_rings[band] &&
+		    softmq_band_retire(&t->band_hints, band, t->active[band], n))
+			return NULL;
 	}
 
 	for (;; idx++) {
@@ -839,6 +857,9 @@ static struct sk_buff *softmq_table_dequeue(struct Qdisc *sch,
 	unsigned int band;
 
 	for (band = 0; band < t->bands; band++) {
+		/* An empty band costs a bit test here, not a call. */
+		if (!softmq_band_maybe(&t->band_hints, band))
+			continue;
 		skb = softmq_band_dequeue(sch, t, band, busy);
 		if (skb)
 			return skb;
@@ -1035,6 +1056,7 @@ static void softmq_table_purge(struct Qdisc *sch, struct softmq_table *t)
 				softmq_ring_retire(ring, active, idx);
 		}
 		bitmap_zero(t->known[band], t->nr_rings);
+		t->known_rings[band] = 0;
 		t->new_idx[band] = t->nr_rings;
 		t->cursor[band] = 0;
 		softmq_band_retire(&t->band_hints, band, active, t->nr_rings);
@@ -1271,6 +1293,7 @@ static void softmq_set_config(struct softmq_sched_data *q,
 	WRITE_ONCE(q->cfg.limit, cfg->limit);
 	WRITE_ONCE(q->cfg.memory_limit, cfg->memory_limit);
 	WRITE_ONCE(q->cfg.codel, cfg->codel);
+	WRITE_ONCE(q->timestamp, cfg->codel);
 	WRITE_ONCE(q->cfg.target, cfg->target);
 	WRITE_ONCE(q->cfg.interval, cfg->interval);
 	WRITE_ONCE(q->cfg.ecn, cfg->ecn);
