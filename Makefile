@@ -14,8 +14,8 @@
 #   make demo             boot a VM, load softmq, push traffic, compare, unload
 #   make vm-shell KERNEL=6.12       interactive guest
 #   make bench-ring       userspace ring microbenchmark
-#   make bench            softmq vs noqueue/pfifo_fast/fq_codel in QEMU, JSON+md+PNG
-#                         in bench/results/ (KERNELS=, default 6.12 7.2; MODE=icount|latency;
+#   make bench            softmq vs noqueue/pfifo_fast/fq_codel/fq in QEMU, JSON+md+PNG
+#                         in bench/results/ (KERNELS=, default 6.12 7.2; MODE=icount|profile|latency;
 #                         HOST=1: the running kernel, no VM; BENCH_QUICK=1)
 #   make install          (root) module into /lib/modules/<kver>/updates, depmod,
 #                         tc plugin + man page; DESTDIR, KDIR, KVER honoured

@@ -8,10 +8,15 @@
 #            [--count-udp N] [--rounds R] [--flows "1 16 1024"]
 #            [--loads "dummy veth udp mq-dummy mq-veth"] [--udpsend PATH]
 #            [--tc-lib DIR] [--mq-queues 4] [--cpus N] [--tag TEXT]
-#            [--softmq-opts "depth 256"]
+#            [--softmq-opts "depth 256"] [--profile]
 #
 # --softmq-opts: extra tc options for every softmq added by tc (not the mq
 # children, which default_qdisc creates with the defaults); needs the plugin.
+# --profile: MODE=profile (QEMU with bench/insn-profile.c): each measured
+# pktgen run is bracketed by two writes of 4 to /proc/sys/vm/drop_caches
+# (a no-op but for its handler, the plugin's mark), its record names the
+# plugin's dump of that run (profile_phase), and /proc/kallsyms is copied
+# beside FILE for the symbols.
 # --cpus N: senders (kpktgend threads / UDP senders) on CPUs 0..N-1
 # (default: all online CPUs).  Counts are packets per sender per run.  On
 # exit the devices, the netns and the default qdisc are restored, and a
@@ -50,7 +55,7 @@ set -u
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export LC_ALL=C
 
-KO="" OUT="" ROUNDS=5 FLOWS="1 16 1024" TAG="" CPUS=""
+KO="" OUT="" ROUNDS=5 FLOWS="1 16 1024" TAG="" CPUS="" PROFILE=0 NMARK=0
 CNT_DUMMY=50000 CNT_VETH=20000 CNT_UDP=3000
 LOADS="dummy veth udp mq-dummy mq-veth" UDPSEND="" TCLIB="" MQQ=4 SMQ_OPTS=""
 while [ $# -gt 0 ]; do
@@ -69,6 +74,7 @@ while [ $# -gt 0 ]; do
 	--cpus) CPUS=$2; shift 2;;
 	--tag) TAG=$2; shift 2;;
 	--softmq-opts) SMQ_OPTS=$2; shift 2;;
+	--profile) PROFILE=1; shift;;
 	*) echo "guest.sh: unknown argument $1" >&2; exit 2;;
 	esac
 done
@@ -167,11 +173,11 @@ fi
 qdiscs_for() {   # LOAD -> QDISCS (global)
 	case $1 in
 	mq-*) QDISCS="noqueue mq-pfifo_fast mq-softmq";;
-	tbf-*) QDISCS="tbf-bfifo tbf-pfifo_fast tbf-fq_codel tbf-softmq-flow"
+	tbf-*) QDISCS="tbf-bfifo tbf-pfifo_fast tbf-fq_codel tbf-fq tbf-softmq-flow"
 	   # the AQM's own cost: the same with CoDel off (an older module
 	   # refuses nocodel: set_qdisc fails and the cell says so)
 	   [ $HAVE_OPTS = 1 ] && QDISCS="$QDISCS tbf-softmq-cpu tbf-softmq-flow-nocodel tbf-softmq-cpu-nocodel";;
-	*) QDISCS="noqueue pfifo_fast fq_codel softmq-flow"
+	*) QDISCS="noqueue pfifo_fast fq_codel fq softmq-flow"
 	   [ $HAVE_OPTS = 1 ] && QDISCS="$QDISCS softmq-cpu";;
 	esac
 }
@@ -182,6 +188,7 @@ set_qdisc() {   # DEV QDISC
 	noqueue) ;;
 	pfifo_fast) add="qdisc add dev $dev root pfifo_fast";;
 	fq_codel) add="qdisc add dev $dev root fq_codel";;
+	fq) add="qdisc add dev $dev root fq";;
 	softmq-flow)
 		if [ $HAVE_OPTS = 1 ]; then add="qdisc add dev $dev root softmq key flow $SMQ_OPTS"
 		else add="qdisc add dev $dev root softmq"; fi;;
@@ -197,6 +204,8 @@ set_qdisc() {   # DEV QDISC
 qdisc add dev $dev parent 1:1 handle 10: pfifo_fast";;
 		tbf-fq_codel) add="$add
 qdisc add dev $dev parent 1:1 handle 10: fq_codel";;
+		tbf-fq) add="$add
+qdisc add dev $dev parent 1:1 handle 10: fq";;
 		tbf-softmq-flow) add="$add
 qdisc add dev $dev parent 1:1 handle 10: softmq$([ $HAVE_OPTS = 1 ] && echo " key flow $SMQ_OPTS")";;
 		tbf-softmq-cpu) add="$add
@@ -309,6 +318,13 @@ pg_run() {
 	done
 }
 
+# profile_mark: ends the plugin's current phase (its dump is phase NMARK-1).
+profile_mark() {
+	[ $PROFILE = 1 ] || return 0
+	echo 4 > /proc/sys/vm/drop_caches
+	NMARK=$((NMARK + 1))
+}
+
 # ------------------------------------------------------------------ records
 emit() { echo "$1" >> "$OUT"; NRUN=$((NRUN + 1)); }
 json_str() { local s=${1//\\/\\\\}; s=${s//\"/\\\"}; JS="\"${s//$'\t'/ }\""; }
@@ -347,10 +363,12 @@ bench_pktgen() {   # LOAD DEV DSTMAC COUNT
 				pg_count "$dev" "$W"
 				pg_run "$dev"
 				pg_count "$dev" "$count"
+				profile_mark
 				pg_run "$dev"
+				profile_mark
 				qdisc_check "$dev" "$q"
 				json_str "$Q_DESC"
-				emit "{\"type\":\"run\",\"load\":\"$load\",\"dev\":\"$dev\",\"qdisc\":\"$q\",\"flows\":$flows,\"round\":$r,\"vcpus\":$NCPU,\"pkts\":$R_PK,\"errors\":$R_ER,\"elapsed_us\":$R_MAX,\"cpu_us\":$R_SUM,\"qdisc_drops\":$Q_DROPS,\"qstats\":$Q_X,\"threads\":[$R_PER],\"qdisc_desc\":$JS,\"wall_s\":$(( (${EPOCHREALTIME/./} - ${t0/./}) / 1000 ))e-3}"
+				emit "{\"type\":\"run\",\"load\":\"$load\",\"dev\":\"$dev\",\"qdisc\":\"$q\",\"flows\":$flows,\"round\":$r,\"vcpus\":$NCPU,\"profile_phase\":$((NMARK - 1)),\"pkts\":$R_PK,\"errors\":$R_ER,\"elapsed_us\":$R_MAX,\"cpu_us\":$R_SUM,\"qdisc_drops\":$Q_DROPS,\"qstats\":$Q_X,\"threads\":[$R_PER],\"qdisc_desc\":$JS,\"wall_s\":$(( (${EPOCHREALTIME/./} - ${t0/./}) / 1000 ))e-3}"
 				say "$load $q flows=$flows round=$r: $R_PK pkts in ${R_MAX}us, errors $R_ER"
 			done
 		done
@@ -393,6 +411,7 @@ for l in $LOADS; do
 	esac
 done
 set_default_qdisc pfifo_fast
+[ $PROFILE = 1 ] && { cp /proc/kallsyms "$(dirname "$OUT")/kallsyms" || fail "cannot copy /proc/kallsyms"; }
 say "$NRUN runs in $(( $(date +%s) - t0 ))s"
 echo "PASS bench-${TAG:-run}: $NRUN runs"
 exit

@@ -19,16 +19,16 @@ import statistics
 import subprocess
 import sys
 
-QDISC_ORDER = ["noqueue", "pfifo_fast", "fq_codel", "softmq-flow", "softmq-cpu",
+QDISC_ORDER = ["noqueue", "pfifo_fast", "fq_codel", "fq", "softmq-flow", "softmq-cpu",
                "mq-pfifo_fast", "mq-softmq", "tbf-bfifo", "tbf-pfifo_fast",
-               "tbf-fq_codel", "tbf-softmq-flow", "tbf-softmq-cpu",
+               "tbf-fq_codel", "tbf-fq", "tbf-softmq-flow", "tbf-softmq-cpu",
                "tbf-softmq-flow-nocodel", "tbf-softmq-cpu-nocodel"]
 QDISC_LABEL = {
-    "noqueue": "noqueue", "pfifo_fast": "pfifo_fast", "fq_codel": "fq_codel",
+    "noqueue": "noqueue", "pfifo_fast": "pfifo_fast", "fq_codel": "fq_codel", "fq": "fq",
     "softmq-flow": "softmq key flow", "softmq-cpu": "softmq key cpu",
     "mq-pfifo_fast": "mq + pfifo_fast", "mq-softmq": "mq + softmq",
     "tbf-bfifo": "tbf (bfifo)", "tbf-pfifo_fast": "tbf / pfifo_fast",
-    "tbf-fq_codel": "tbf / fq_codel", "tbf-softmq-flow": "tbf / softmq key flow",
+    "tbf-fq_codel": "tbf / fq_codel", "tbf-fq": "tbf / fq", "tbf-softmq-flow": "tbf / softmq key flow",
     "tbf-softmq-cpu": "tbf / softmq key cpu",
     "tbf-softmq-flow-nocodel": "tbf / softmq key flow nocodel",
     "tbf-softmq-cpu-nocodel": "tbf / softmq key cpu nocodel",
@@ -375,9 +375,31 @@ def md_icount(meta, envs, cells, kernel):
     return lines
 
 
+# The queued path (tbf parent): what each qdisc adds over tbf's own bfifo,
+# against a peer's addition times a factor.
+TBF_TARGETS = [("tbf-softmq-cpu", "tbf-pfifo_fast", 1.10, "+ 10 %"),
+               ("tbf-softmq-flow", "tbf-fq_codel", 1.0, ""),
+               ("tbf-softmq-flow-nocodel", "tbf-fq_codel", 0.75, "− 25 %")]
+
+
 def icount_targets(cells):
     out = []
-    for key in ("softmq-flow", "softmq-cpu", "mq-softmq", "tbf-softmq-flow", "tbf-softmq-cpu"):
+    for key, peer, factor, how in TBF_TARGETS:
+        vals = []
+        for (l, vc, fl, q) in sorted(cells):
+            base = (l, vc, fl, "tbf-bfifo")
+            if q != key or (l, vc, fl, peer) not in cells or base not in cells:
+                continue
+            b = cells[base]["median"]
+            a, p = cells[(l, vc, fl, q)]["median"] - b, cells[(l, vc, fl, peer)]["median"] - b
+            vals.append((f"{l} {fl}f", a, p))
+        if vals:
+            out.append((f"icount, queued path: {QDISC_LABEL[key]} adds ≤ {QDISC_LABEL[peer]}'s "
+                        f"addition{(' ' + how) if how else ''} (over tbf's bfifo)",
+                        ", ".join(f"{n} {a:+.0f} vs {p * factor:+.0f} ({a / p:.2f}×)" if p > 0 else
+                                  f"{n} {a:+.0f} vs {p * factor:+.0f}" for n, a, p in vals),
+                        all(a <= p * factor for _, a, p in vals)))
+    for key in ("softmq-flow", "softmq-cpu", "mq-softmq"):
         base = {"mq": "mq-pfifo_fast", "tbf": "tbf-pfifo_fast"}.get(family(key), "pfifo_fast")
         vals = []
         for (l, vc, fl, q) in sorted(cells):

@@ -17,6 +17,7 @@
 #     --icount SHIFT     deterministic time: single-threaded TCG with
 #                        -icount shift=SHIFT,sleep=off (shift=0: one guest
 #                        ns = one guest instruction); use with --smp 1
+#     --plugin SPEC      a QEMU TCG plugin (-plugin SPEC): bench/insn-profile.c
 #   SCRIPT...            test scripts to run (default: tests/vm/NN-*.sh,
 #                        i.e. names starting with a digit, filtered by
 #                        VM_TESTS; a python3 test is such a file with a
@@ -39,7 +40,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 LINE=6.12 SMP=2 MEM=2048 TIMEOUT=3600 BOOT_TIMEOUT=240 SCRIPT_TIMEOUT=900
-RESULTS="" SHELL_MODE=0 APPEND="" PREPARE=1 RETRY=1 ICOUNT=""
+RESULTS="" SHELL_MODE=0 APPEND="" PREPARE=1 RETRY=1 ICOUNT="" PLUGIN=()
 SCRIPTS=()
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -55,7 +56,8 @@ while [ $# -gt 0 ]; do
 	--no-prepare) PREPARE=0; shift;;
 	--no-retry) RETRY=0; shift;;
 	--icount) ICOUNT=$2; shift 2;;
-	-h|--help) sed -n '3,31p' "$0" | sed 's/^# \{0,1\}//'; exit 0;;
+	--plugin) PLUGIN=(-plugin "$2"); shift 2;;
+	-h|--help) sed -n '3,32p' "$0" | sed 's/^# \{0,1\}//'; exit 0;;
 	-*) die "unknown option $1 (--help)";;
 	*) SCRIPTS+=("$(realpath "$1")"); shift;;
 	esac
@@ -200,7 +202,7 @@ CMDLINE="$CMDLINE softmq_moddir=$KMODDIR softmq_abi=$ABI ${BOOT_ARGS:-} $APPEND"
 
 ACCEL=(-accel tcg,thread=multi)
 [ -n "$ICOUNT" ] && ACCEL=(-accel tcg,thread=single -icount "shift=$ICOUNT,sleep=off")
-QEMU=(qemu-system-x86_64 "${ACCEL[@]}" -cpu max -smp "$SMP" -m "$MEM"
+QEMU=(qemu-system-x86_64 "${ACCEL[@]}" ${PLUGIN[@]+"${PLUGIN[@]}"} -cpu max -smp "$SMP" -m "$MEM"
 	-nodefaults -no-reboot -display none -net none
 	-kernel "$VMLINUZ" -initrd "$INITRD" -append "$CMDLINE"
 	-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
