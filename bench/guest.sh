@@ -8,7 +8,7 @@
 #            [--count-udp N] [--rounds R] [--flows "1 16 1024"]
 #            [--loads "dummy veth udp mq-dummy mq-veth"] [--udpsend PATH]
 #            [--tc-lib DIR] [--mq-queues 4] [--cpus N] [--tag TEXT]
-#            [--softmq-opts "depth 256"] [--profile]
+#            [--softmq-opts "depth 256"] [--profile] [--netns NAME]
 #
 # --softmq-opts: extra tc options for every softmq added by tc (not the mq
 # children, which default_qdisc creates with the defaults); needs the plugin.
@@ -55,7 +55,8 @@ set -u
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export LC_ALL=C
 
-KO="" OUT="" ROUNDS=5 FLOWS="1 16 1024" TAG="" CPUS="" PROFILE=0 NMARK=0
+KO="" OUT="" ROUNDS=5 FLOWS="1 16 1024" TAG="" CPUS="" PROFILE=0 NMARK=0 NETNS=""
+ARGS=("$@")
 CNT_DUMMY=50000 CNT_VETH=20000 CNT_UDP=3000
 LOADS="dummy veth udp mq-dummy mq-veth" UDPSEND="" TCLIB="" MQQ=4 SMQ_OPTS=""
 while [ $# -gt 0 ]; do
@@ -75,6 +76,7 @@ while [ $# -gt 0 ]; do
 	--tag) TAG=$2; shift 2;;
 	--softmq-opts) SMQ_OPTS=$2; shift 2;;
 	--profile) PROFILE=1; shift;;
+	--netns) NETNS=$2; shift 2;;
 	*) echo "guest.sh: unknown argument $1" >&2; exit 2;;
 	esac
 done
@@ -82,6 +84,18 @@ done
 
 say() { echo "[bench] $*" >&2; }
 fail() { say "ERROR: $*"; echo "FAIL bench-${TAG:-run}: $*"; exit 0; }
+
+# --netns NAME: run in a network namespace of our own, made here and
+# deleted after, so that on a real host (HOST=1) every device, address
+# and route the bench makes lives and dies there.  What stays global:
+# net.core.default_qdisc (restored on exit), the module, pktgen's module.
+if [ -n "$NETNS" ] && [ -z "${SOFTMQ_BENCH_NETNS:-}" ]; then
+	ip netns add "$NETNS" || fail "ip netns add $NETNS"
+	SOFTMQ_BENCH_NETNS=$NETNS ip netns exec "$NETNS" "$0" "${ARGS[@]}"
+	rc=$?
+	ip netns del "$NETNS"
+	exit $rc
+fi
 
 # The test bed's guest holds receive timestamps on (a TCG workaround, see
 # tests/testbed/guest.sh); measure without them, as a host runs.
@@ -97,13 +111,22 @@ NRUN=0
 PEERNS=bpeer
 
 # ------------------------------------------------------------------ setup
-OLD_DEFAULT=$(cat /proc/sys/net/core/default_qdisc)
+# net.core.default_qdisc exists in the initial network namespace only.
+DEFQ=/proc/sys/net/core/default_qdisc
+if [ -n "${SOFTMQ_BENCH_NETNS:-}" ]; then
+	defq_read() { nsenter --net=/proc/1/ns/net cat $DEFQ; }
+	defq_write() { nsenter --net=/proc/1/ns/net sh -c "echo $1 > $DEFQ"; }
+else
+	defq_read() { cat $DEFQ; }
+	defq_write() { echo "$1" > $DEFQ; }
+fi
+OLD_DEFAULT=$(defq_read) || fail "cannot read $DEFQ"
 LOADED_KO=0
 cleanup() {
 	[ -e $PG/pgctrl ] && echo reset > $PG/pgctrl 2>/dev/null
 	for d in bd0 bdm0 bv0 bvm0 bt0; do ip link del "$d" 2>/dev/null; done
 	ip netns del $PEERNS 2>/dev/null
-	echo "$OLD_DEFAULT" > /proc/sys/net/core/default_qdisc 2>/dev/null
+	defq_write "$OLD_DEFAULT" 2>/dev/null
 	[ $LOADED_KO = 1 ] && rmmod sch_softmq 2>/dev/null
 }
 trap cleanup EXIT
@@ -125,7 +148,7 @@ if [ -n "$TCLIB" ] && [ -e "$TCLIB/q_softmq.so" ]; then
 	HAVE_OPTS=1
 fi
 
-set_default_qdisc() { echo "$1" > /proc/sys/net/core/default_qdisc || fail "default_qdisc=$1"; }
+set_default_qdisc() { defq_write "$1" || fail "default_qdisc=$1"; }
 set_default_qdisc pfifo_fast
 
 ip netns del $PEERNS 2>/dev/null
