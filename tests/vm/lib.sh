@@ -45,9 +45,10 @@ SLOWDEV_KO=$SMQ_TESTMODS/slowdev/slowdev.ko
 PY=/usr/bin/python3
 SMQ="$PY $SMQ_VMDIR/lib/smq.py"
 FLOWS="$PY $SMQ_VMDIR/lib/flows.py"
-# The fuzz and churn suites' tools (nlfuzz.py, qstat.py, probe.py, flood.py)
+# one qdisc's counters as shell words, "--all DEV": each qdisc's (smq.py stat)
+QSTAT="$SMQ stat"
+# The fuzz and churn suites' tools (nlfuzz.py, probe.py, flood.py)
 SMQ_FUZZDIR=$SMQ_REPO/tests/fuzz
-QSTAT="$PY $SMQ_FUZZDIR/qstat.py"
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 
 mkdir -p "$SMQ_OUT"
@@ -107,7 +108,7 @@ jqv() { jq -r "$2" "$1"; }
 
 # qget DEV [PARENT] FIELD...: softmq/qdisc values via netlink (see smq.py get)
 qget() { $SMQ get "$@"; }
-# qword WORDS KEY: KEY's value in a qstat.py line ("kind=softmq packets=N
+# qword WORDS KEY: KEY's value in a $QSTAT line ("kind=softmq packets=N
 # ..."), 0 if absent: one snapshot read many times
 qword() {
 	local w
@@ -601,12 +602,12 @@ load_stop() {
 wait_drain() {
 	local dev=$1 t=${2:-5} i out
 	for i in $(seq $((t * 10))); do
-		# drained: qstat named at least one qdisc, and none holds anything
+		# drained: $QSTAT named at least one qdisc, and none holds anything
 		out=$($QSTAT --all "$dev") && [ -n "$out" ] &&
 			! echo "$out" | grep -qvE 'qlen=0 backlog=0|kind=(noqueue|noop)' && return 0
 		sleep 0.1
 	done
-	echo "    wait_drain: $dev not drained after ${t}s (qstat rc/output below)"
+	echo "    wait_drain: $dev not drained after ${t}s ($QSTAT rc/output below)"
 	$QSTAT --all "$dev" | sed 's/^/    /'
 	return 1
 }

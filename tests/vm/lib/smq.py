@@ -32,6 +32,14 @@ at run time, so this helper follows the ABI header.
                                    line per command: {"cmd", "rc", "msg",
                                    "before", "after"} (root options before
                                    and after)
+  smq.py stat DEV [root|X:Y]       one qdisc's counters as shell words (the
+                                   shell suites' $QSTAT; lib.sh's qword()
+                                   reads them): kind=K handle=H parent=P
+                                   bytes=N packets=N qlen=N backlog=N
+                                   drops=N requeues=N overlimits=N, and for
+                                   softmq every xstats field (NAME=N);
+                                   "kind=none" and exit 1 when there is none
+  smq.py stat --all DEV            the same, one line per qdisc of DEV
   smq.py get DEV [PARENT] FIELD... one line of values, e.g.
                                    `smq.py get veth0 stats.drops xstats.bypassed`;
                                    PARENT (root, X:Y) selects the qdisc
@@ -43,6 +51,12 @@ at run time, so this helper follows the ABI header.
                                    (numeric FIELDs)
 
 Errors: the kernel's errno and extack message on stderr, exit status 2.
+
+As a module (sys.path + import smq): the one netlink and uapi library of
+the tests: Rtnl (a socket, request() raising NlError), nla/nla_parse,
+dump(), parse_handle/fmt_handle, read_uapi/read_class_fields/fields_fmt/
+xstats_decode, decode_qdisc, Softmq.  tests/fuzz/nlfuzz.py builds its
+malformed requests itself and sends them with Rtnl.
 """
 
 import errno
@@ -68,13 +82,15 @@ NLM_F_REPLACE, NLM_F_EXCL, NLM_F_CREATE = 0x100, 0x200, 0x400
 NLM_F_CAPPED, NLM_F_ACK_TLVS = 0x100, 0x200
 SOL_NETLINK, NETLINK_CAP_ACK, NETLINK_EXT_ACK = 270, 10, 11
 NLMSGERR_ATTR_MSG, NLMSGERR_ATTR_OFFS = 1, 2
-NLA_F_NESTED = 0x8000
+NLA_F_NESTED, NLA_F_NET_BYTEORDER = 0x8000, 0x4000
+NLA_TYPE_MASK = 0x3FFF
 
 TCA_KIND, TCA_OPTIONS, TCA_STATS, TCA_XSTATS, TCA_STATS2 = 1, 2, 3, 4, 7
 TCA_STATS_BASIC, TCA_STATS_QUEUE, TCA_STATS_APP, TCA_STATS_PKT64 = 1, 3, 4, 8
 TC_H_ROOT = 0xFFFFFFFF
 NESTED_FLAG = False         # set by build_opts() for the next qdisc_msg()
 TCMSG = struct.Struct("=BxxxiIII")     # family, pad, ifindex, handle, parent, info
+NLMSGHDR = struct.Struct("=IHHII")     # len, type, flags, seq, pid
 
 
 class NlError(Exception):
@@ -95,11 +111,11 @@ def read_uapi(path=UAPI):
     text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
     attrs, keys = {}, {}
     m = re.search(r"enum\s*{\s*TCA_SOFTMQ_UNSPEC,(.*?)}", text, re.S)
-    for i, name in enumerate(re.findall(r"TCA_SOFTMQ_(\w+)", m.group(1)), 1):
+    for i, name in enumerate(re.findall(r"\bTCA_SOFTMQ_(\w+)", m.group(1)), 1):
         if not name.startswith("_"):
             attrs[name.lower()] = i
     m = re.search(r"enum\s+softmq_key\s*{(.*?)}", text, re.S)
-    for i, name in enumerate(re.findall(r"SOFTMQ_KEY_(\w+)", m.group(1))):
+    for i, name in enumerate(re.findall(r"\bSOFTMQ_KEY_(\w+)", m.group(1))):
         if not name.startswith("_"):
             keys[name.lower()] = i
     m = re.search(r"struct\s+tc_softmq_xstats\s*{(.*?)}", text, re.S)
@@ -114,18 +130,37 @@ def read_class_fields(path=UAPI):
     return re.findall(r"__(u|s)(8|16|32|64)\s+(\w+)\s*;", m.group(1))
 
 
-def xstats_decode(fields, data):
-    out, off = {}, 0
-    fmt = {(8, "u"): "B", (16, "u"): "H", (32, "u"): "I", (64, "u"): "Q",
-           (8, "s"): "b", (16, "s"): "h", (32, "s"): "i", (64, "s"): "q"}
+FIELD_FMT = {(8, "u"): "B", (16, "u"): "H", (32, "u"): "I", (64, "u"): "Q",
+             (8, "s"): "b", (16, "s"): "h", (32, "s"): "i", (64, "s"): "q"}
+
+
+def fields_layout(fields):
+    """(name, struct format, offset) per field, each naturally aligned."""
+    out, off = [], 0
     for sign, bits, name in fields:
         size = int(bits) // 8
         off = (off + size - 1) // size * size
-        if off + size > len(data):
+        out.append((name, "=" + FIELD_FMT[(int(bits), sign)], off))
+        off += size
+    return out
+
+
+def fields_fmt(fields):
+    """One struct format for the whole structure (to build one)."""
+    fmt, end = "=", 0
+    for name, f, off in fields_layout(fields):
+        fmt += "x" * (off - end) + f[1:]
+        end = off + struct.calcsize(f)
+    return fmt
+
+
+def xstats_decode(fields, data):
+    out = {}
+    for name, f, off in fields_layout(fields):
+        if off + struct.calcsize(f) > len(data):
             out["_short"] = len(data)
             break
-        out[name] = struct.unpack_from("=" + fmt[(int(bits), sign)], data, off)[0]
-        off += size
+        out[name] = struct.unpack_from(f, data, off)[0]
     return out
 
 
@@ -141,7 +176,7 @@ def nla_parse(data):
         alen, atype = struct.unpack_from("=HH", data, off)
         if alen < 4:
             break
-        out[atype & 0x3FFF] = data[off + 4:off + alen]
+        out[atype & NLA_TYPE_MASK] = data[off + 4:off + alen]
         off += (alen + 3) & ~3
     return out
 
@@ -161,31 +196,41 @@ def fmt_handle(h):
     return "%x:%x" % (h >> 16, h & 0xFFFF) if h & 0xFFFF else "%x:" % (h >> 16)
 
 
+def align4(n):
+    return (n + 3) & ~3
+
+
 class Rtnl:
-    def __init__(self):
+    def __init__(self, timeout=None):
         self.sock = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 1 << 20)
         for opt in (NETLINK_CAP_ACK, NETLINK_EXT_ACK):
             try:
                 self.sock.setsockopt(SOL_NETLINK, opt, 1)
             except OSError:
                 pass
         self.sock.bind((0, 0))
+        self.sock.settimeout(timeout)
         self.seq = 0
 
     def request(self, mtype, flags, payload):
+        """Send one message (any bytes as payload); return the replies
+        [(type, body)] up to NLMSG_DONE or the ack, or raise NlError."""
         self.seq += 1
-        msg = struct.pack("=IHHII", 16 + len(payload), mtype,
-                          flags | NLM_F_REQUEST, self.seq, 0) + payload
+        msg = NLMSGHDR.pack(16 + len(payload), mtype,
+                            flags | NLM_F_REQUEST, self.seq, 0) + payload
         self.sock.send(msg)
         replies = []
         while True:
             data = self.sock.recv(1 << 20)
             off = 0
             while off + 16 <= len(data):
-                mlen, mt, mflags, mseq, _ = struct.unpack_from("=IHHII", data, off)
+                mlen, mt, mflags, mseq, _ = NLMSGHDR.unpack_from(data, off)
+                if mlen < 16:
+                    break
                 body = data[off + 16:off + mlen]
-                off += (mlen + 3) & ~3
+                off += align4(mlen)
                 if mseq != self.seq:
                     continue
                 if mt == NLMSG_DONE:
@@ -197,18 +242,26 @@ class Rtnl:
                     # nlmsgerr: error, then the request header (+ payload
                     # unless capped), then extack TLVs.
                     olen = struct.unpack_from("=I", body, 4)[0]
-                    tlv = body[4 + (16 if mflags & NLM_F_CAPPED else olen):]
+                    tlv = body[4 + (16 if mflags & NLM_F_CAPPED else align4(olen)):]
                     msg, offs = "", None
                     if mflags & NLM_F_ACK_TLVS:
                         a = nla_parse(tlv)
                         if NLMSGERR_ATTR_MSG in a:
-                            msg = a[NLMSGERR_ATTR_MSG].rstrip(b"\0").decode()
+                            msg = a[NLMSGERR_ATTR_MSG].rstrip(b"\0").decode(errors="replace")
                         if NLMSGERR_ATTR_OFFS in a:
                             offs = struct.unpack("=I", a[NLMSGERR_ATTR_OFFS][:4])[0]
                     raise NlError(err, msg, offs)
                 replies.append((mt, body))
                 if not mflags & NLM_F_MULTI:
                     return replies
+
+
+def dump(nl, mtype, idx):
+    """The bodies of a qdisc or class dump (RTM_GETQDISC, RTM_GETTCLASS)
+    that belong to device idx."""
+    payload = TCMSG.pack(socket.AF_UNSPEC, idx, 0, 0, 0)
+    return [body for mt, body in nl.request(mtype, NLM_F_DUMP, payload)
+            if mt == mtype - 2 and TCMSG.unpack_from(body)[1] == idx]
 
 
 def ifindex(dev):
@@ -324,30 +377,17 @@ def decode_qdisc(body, attrs, keys, fields):
 
 
 def show(nl, dev, uapi):
-    idx = ifindex(dev)
-    out = []
-    payload = TCMSG.pack(socket.AF_UNSPEC, idx, 0, 0, 0)
-    for mt, body in nl.request(RTM_GETQDISC, NLM_F_DUMP, payload):
-        if mt != RTM_NEWQDISC:
-            continue
-        q = decode_qdisc(body, *uapi)
-        if q["ifindex"] == idx:
-            out.append(q)
-    return out
+    return [decode_qdisc(body, *uapi) for body in dump(nl, RTM_GETQDISC, ifindex(dev))]
 
 
 def classes(nl, dev, cfields):
     """The device's softmq classes (tc -s class show), decoded."""
-    idx = ifindex(dev)
     out = []
-    payload = TCMSG.pack(socket.AF_UNSPEC, idx, 0, 0, 0)
-    for mt, body in nl.request(RTM_GETTCLASS, NLM_F_DUMP, payload):
-        if mt != RTM_NEWTCLASS:
-            continue
-        _, cidx, handle, parent, _ = TCMSG.unpack_from(body)
+    for body in dump(nl, RTM_GETTCLASS, ifindex(dev)):
+        _, _, handle, parent, _ = TCMSG.unpack_from(body)
         a = nla_parse(body[TCMSG.size:])
         kind = a.get(TCA_KIND, b"").rstrip(b"\0").decode()
-        if cidx != idx or kind != "softmq":
+        if kind != "softmq":
             continue
         c = {"kind": kind, "handle": fmt_handle(handle), "parent": fmt_handle(parent)}
         if TCA_STATS2 in a:
@@ -417,6 +457,33 @@ class Softmq:
         return None
 
 
+def stat_words(q):
+    """A decoded qdisc as shell words: kind=K handle=MAJ:MIN parent=P
+    (root or MAJ:MIN), its stats, its xstats."""
+    hx = "%x:%x" % divmod(parse_handle(q["handle"]), 0x10000)
+    w = {"kind": q["kind"], "handle": hx,
+         "parent": "root" if q["parent"] == "root" else
+         "%x:%x" % divmod(parse_handle(q["parent"]), 0x10000)}
+    w.update(q.get("stats", {}))
+    w.update((k, v) for k, v in q.get("xstats", {}).items() if not k.startswith("_"))
+    return " ".join("%s=%s" % kv for kv in w.items())
+
+
+def stat(smq, argv):
+    """stat DEV [PARENT] | stat --all DEV (see the usage above)."""
+    if argv[0] == "--all":
+        for q in smq.show(argv[1]):
+            print(stat_words(q))
+        return 0
+    want = parse_handle(argv[1] if len(argv) > 1 else "root")
+    for q in smq.show(argv[0]):
+        if parse_handle(q["parent"]) == want:
+            print(stat_words(q))
+            return 0
+    print("kind=none")
+    return 1
+
+
 def batch(smq):
     import time
     for line in sys.stdin:
@@ -482,6 +549,8 @@ def main(argv):
             print(json.dumps(smq.show(dev), sort_keys=True))
         elif cmd == "classes":
             print(json.dumps(smq.classes(dev), sort_keys=True))
+        elif cmd == "stat":
+            return stat(smq, argv[2:])
         elif cmd == "peak":
             return peak(smq, dev, float(words[0]), words[1:])
         elif cmd == "get":
