@@ -36,12 +36,15 @@ and more than 1 % of them fails the run.
 
 Prints a summary; exits 1 on any mismatch (each one is printed with the
 request bytes in hex so it can be replayed with --replay HEX).
+
+The socket, nla(), parse_handle() and the attribute numbers come from
+tests/vm/lib/smq.py (the tests' netlink and uapi module); what is the
+fuzzer's own is the generator of malformed options and the model below.
 """
 
 import argparse
 import errno
 import os
-import re
 import random
 import socket
 import struct
@@ -49,30 +52,28 @@ import sys
 import threading
 import time
 
-NLMSG_ERROR, NLMSG_DONE = 2, 3
-RTM_NEWQDISC, RTM_DELQDISC, RTM_GETQDISC = 36, 37, 38
-NLM_F_REQUEST, NLM_F_MULTI, NLM_F_ACK = 0x1, 0x2, 0x4
-NLM_F_DUMP = 0x300
-NLM_F_REPLACE, NLM_F_EXCL, NLM_F_CREATE = 0x100, 0x200, 0x400
-NLM_F_ACK_TLVS = 0x200
-SOL_NETLINK, NETLINK_CAP_ACK, NETLINK_EXT_ACK = 270, 10, 11
-NLMSGERR_ATTR_MSG = 1
-NLA_F_NESTED, NLA_F_NET_BYTEORDER = 0x8000, 0x4000
-NLA_TYPE_MASK = 0x3FFF
-TCA_KIND, TCA_OPTIONS = 1, 2
-TC_H_ROOT = 0xFFFFFFFF
-NLMSGHDR = struct.Struct("=IHHII")
-TCMSG = struct.Struct("=BxxxiIII")
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "vm", "lib"))
+from smq import (NLA_F_NESTED, NLA_F_NET_BYTEORDER, NLA_TYPE_MASK,  # noqa: E402
+                 NLM_F_ACK, NLM_F_CREATE, NLM_F_EXCL, NLM_F_REPLACE,
+                 RTM_DELQDISC, RTM_GETQDISC, RTM_NEWQDISC, TC_H_ROOT,
+                 TCA_KIND, TCA_OPTIONS, TCMSG, NlError, Rtnl, align4, dump,
+                 nla, nla_parse, parse_handle, read_uapi)
+
 NLA = struct.Struct("=HH")
 
-# include/uapi/softmq.h (ABI: append only)
-FLOWS, DEPTH, QUANTUM, BANDS, KEY, LIMIT, MEMORY_LIMIT = 1, 2, 3, 4, 5, 6, 7
-CODEL, TARGET, INTERVAL, ECN, CE_THRESHOLD = 8, 9, 10, 11, 12
-MAXTYPE = 12
-NAMES = {FLOWS: "flows", DEPTH: "depth", QUANTUM: "quantum",
-         BANDS: "bands", KEY: "key", LIMIT: "limit",
-         MEMORY_LIMIT: "memory_limit", CODEL: "codel", TARGET: "target",
-         INTERVAL: "interval", ECN: "ecn", CE_THRESHOLD: "ce_threshold"}
+# The options the model below knows, by their names in include/uapi/softmq.h
+# (ABI: append only); the numbers are the header's.
+MODEL_NAMES = ("flows", "depth", "quantum", "bands", "key", "limit",
+               "memory_limit", "codel", "target", "interval", "ecn",
+               "ce_threshold")
+UAPI_ATTRS = read_uapi()[0]
+(FLOWS, DEPTH, QUANTUM, BANDS, KEY, LIMIT, MEMORY_LIMIT,
+ CODEL, TARGET, INTERVAL, ECN, CE_THRESHOLD) = (UAPI_ATTRS.get(n, -1 - i)
+                                                for i, n in enumerate(MODEL_NAMES))
+NAMES = {UAPI_ATTRS.get(n, -1 - i): n for i, n in enumerate(MODEL_NAMES)}
+MAXTYPE = max(UAPI_ATTRS.values())
 CODEL_TIME_MAX = 60000000           # us: 60 s
 CE_OFF = 0xFFFFFFFF                 # ce_threshold: none
 # Policy ranges.  ce_threshold's policy is a bare u32: its range (0..60 s,
@@ -85,14 +86,8 @@ RANGES = {FLOWS: (1, 65536), DEPTH: (1, 4096), QUANTUM: (64, 1 << 20),
 
 
 def uapi_matches():
-    """The attribute names and numbers above, as the header has them."""
-    path = os.environ.get("SOFTMQ_UAPI") or os.path.join(
-        os.path.dirname(os.path.abspath(__file__)), "..", "..", "include",
-        "uapi", "softmq.h")
-    text = open(path).read()
-    enum = re.search(r"enum\s*{\s*(TCA_SOFTMQ_UNSPEC.*?)}", text, re.S).group(1)
-    names = re.findall(r"\bTCA_SOFTMQ_(\w+)", enum)
-    return {i: n.lower() for i, n in enumerate(names) if i} == NAMES
+    """The header has exactly the options the model knows."""
+    return sorted(UAPI_ATTRS) == sorted(MODEL_NAMES)
 
 
 MEM_CAP = 128 << 20
@@ -101,10 +96,6 @@ CAP_MSG = "memory cap"
 # of header), then depth pointers.
 RING_HDR = 128
 U32MAX = 0xFFFFFFFF
-
-
-def align4(n):
-    return (n + 3) & ~3
 
 
 def pow2_ceil(n):
@@ -279,86 +270,24 @@ class Model:
         return ok, (new if ok else (None if creating else cur)), why
 
 
-class Netlink:
-    def __init__(self):
-        self.s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0)
-        self.s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
-        self.s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 1 << 20)
-        for opt in (NETLINK_EXT_ACK, NETLINK_CAP_ACK):
-            try:
-                self.s.setsockopt(SOL_NETLINK, opt, 1)
-            except OSError:
-                pass
-        self.s.bind((0, 0))
-        self.s.settimeout(30)
-        self.seq = int(time.time()) & 0xFFFF
-
-    def _send(self, mtype, flags, body):
-        self.seq += 1
-        msg = NLMSGHDR.pack(NLMSGHDR.size + len(body), mtype, flags,
-                            self.seq, 0) + body
-        self.s.send(msg)
-        return self.seq
-
-    def request(self, mtype, flags, body):
-        """Returns (errno or 0, extack message)."""
-        seq = self._send(mtype, flags | NLM_F_REQUEST | NLM_F_ACK, body)
-        while True:
-            data = self.s.recv(1 << 20)
-            off = 0
-            while off + 16 <= len(data):
-                ln, ty, fl, sq, _ = NLMSGHDR.unpack_from(data, off)
-                if ln < 16:
-                    break
-                if sq == seq and ty == NLMSG_ERROR:
-                    err = -struct.unpack_from("=i", data, off + 16)[0]
-                    msg = ""
-                    if fl & NLM_F_ACK_TLVS:
-                        # nlmsgerr: error + the request's nlmsghdr (capped)
-                        a = off + 16 + 4 + 16
-                        alen = off + ln
-                        if not fl & 0x100:   # not NLM_F_CAPPED: skip payload
-                            rl = struct.unpack_from("=I", data, off + 20)[0]
-                            a = off + 16 + 4 + align4(rl)
-                        for t, d in Model.walk(data[a:alen])[0]:
-                            if t & NLA_TYPE_MASK == NLMSGERR_ATTR_MSG:
-                                msg = d.rstrip(b"\0").decode(errors="replace")
-                    return err, msg
-                off += align4(ln)
-
-    def dump_qdiscs(self, ifindex):
-        """[(kind, handle, parent, options_payload)] of one device."""
-        seq = self._send(RTM_GETQDISC, NLM_F_REQUEST | NLM_F_DUMP,
-                         TCMSG.pack(0, ifindex, 0, 0, 0))
-        out = []
-        while True:
-            data = self.s.recv(1 << 20)
-            off = 0
-            while off + 16 <= len(data):
-                ln, ty, fl, sq, _ = NLMSGHDR.unpack_from(data, off)
-                if ln < 16:
-                    break
-                if sq == seq:
-                    if ty == NLMSG_DONE:
-                        return out
-                    if ty == NLMSG_ERROR:
-                        err = -struct.unpack_from("=i", data, off + 16)[0]
-                        raise OSError(err, "qdisc dump failed")
-                    if ty == 36:
-                        _, ifi, handle, parent, _ = TCMSG.unpack_from(data, off + 16)
-                        kind, opts = None, None
-                        for t, d in Model.walk(data[off + 16 + TCMSG.size:off + ln])[0]:
-                            if t & NLA_TYPE_MASK == TCA_KIND:
-                                kind = d.rstrip(b"\0").decode()
-                            elif t & NLA_TYPE_MASK == TCA_OPTIONS:
-                                opts = d
-                        if ifi == ifindex:
-                            out.append((kind, handle, parent, opts))
-                off += align4(ln)
+def request(nl, mtype, flags, body):
+    """One acked request: (errno or 0, extack message)."""
+    try:
+        nl.request(mtype, flags | NLM_F_ACK, body)
+    except NlError as e:
+        return e.err, e.msg
+    return 0, ""
 
 
-def nla(ty, payload):
-    return NLA.pack(4 + len(payload), ty) + payload + b"\0" * (align4(len(payload)) - len(payload))
+def dump_qdiscs(nl, ifindex):
+    """[(kind, handle, parent, options_payload)] of one device."""
+    out = []
+    for body in dump(nl, RTM_GETQDISC, ifindex):
+        _, _, handle, parent, _ = TCMSG.unpack_from(body)
+        a = nla_parse(body[TCMSG.size:])
+        kind = a[TCA_KIND].rstrip(b"\0").decode() if TCA_KIND in a else None
+        out.append((kind, handle, parent, a.get(TCA_OPTIONS)))
+    return out
 
 
 def u32(v):
@@ -367,9 +296,9 @@ def u32(v):
 
 def parse_dump_opts(payload):
     cfg = {}
-    for t, d in Model.walk(payload or b"")[0]:
-        if (t & NLA_TYPE_MASK) in NAMES and len(d) == 4:
-            cfg[t & NLA_TYPE_MASK] = struct.unpack("=I", d)[0]
+    for t, d in nla_parse(payload or b"").items():
+        if t in NAMES and len(d) == 4:
+            cfg[t] = struct.unpack("=I", d)[0]
     # the kernel dumps ce_threshold only when it is set
     cfg.setdefault(CE_THRESHOLD, CE_OFF)
     return cfg
@@ -546,13 +475,6 @@ class Traffic(threading.Thread):
             time.sleep(20.0 / self.pps)
 
 
-def parse_handle(s):
-    if s == "root":
-        return TC_H_ROOT
-    maj, _, mn = s.partition(":")
-    return (int(maj or "0", 16) << 16) | int(mn or "0", 16)
-
-
 class Slot:
     """One place a softmq can sit: a device root or an mq child."""
 
@@ -561,7 +483,7 @@ class Slot:
         self.ifindex = socket.if_nametoindex(dev)
 
     def current(self):
-        for kind, handle, parent, opts in self.nl.dump_qdiscs(self.ifindex):
+        for kind, handle, parent, opts in dump_qdiscs(self.nl, self.ifindex):
             if parent == self.parent or (self.parent == TC_H_ROOT and parent == TC_H_ROOT):
                 if kind == "softmq":
                     return parse_dump_opts(opts)
@@ -572,7 +494,7 @@ class Slot:
         return TCMSG.pack(0, self.ifindex, 0, self.parent, 0) + attrs
 
     def delete(self):
-        return self.nl.request(RTM_DELQDISC, 0, self.body(b""))
+        return request(self.nl, RTM_DELQDISC, 0, self.body(b""))
 
 
 def mtu_of(dev):
@@ -590,7 +512,7 @@ def fmt(cfg):
 
 def once(a):
     """One request; prints "ok <dump>" or "error <ERRNO> <extack>"."""
-    nl = Netlink()
+    nl = Rtnl(timeout=30)
     slot = Slot(nl, a.dev, parse_handle(a.parent))
     op, words = a.once[0], a.once[1:]
     byname = {v: k for k, v in NAMES.items()}
@@ -600,7 +522,7 @@ def once(a):
         opts += nla(byname[k], u32(int(v, 0)))
     flags = {"add": NLM_F_CREATE | NLM_F_EXCL, "change": 0,
              "replace": NLM_F_CREATE | NLM_F_REPLACE}[op]
-    err, msg = nl.request(RTM_NEWQDISC, flags, slot.body(
+    err, msg = request(nl, RTM_NEWQDISC, flags, slot.body(
         nla(TCA_KIND, b"softmq\0") + nla(TCA_OPTIONS | NLA_F_NESTED, opts)))
     if err:
         print("error %s %s" % (errno.errorcode.get(err, err), msg))
@@ -635,7 +557,7 @@ def main():
 
     seed = a.seed if a.seed is not None else int.from_bytes(os.urandom(4), "little")
     rng = random.Random(seed)
-    nl = Netlink()
+    nl = Rtnl(timeout=30)
     slots = [Slot(nl, a.dev, TC_H_ROOT)]
     if a.mq_dev:
         slots.append(Slot(nl, a.mq_dev, parse_handle(a.mq_parent)))
@@ -673,7 +595,7 @@ def main():
                 fails += 1
             cur, present = None, False
         if op == "change" and not present:
-            err, msg = nl.request(RTM_NEWQDISC, NLM_F_CREATE | NLM_F_EXCL,
+            err, msg = request(nl, RTM_NEWQDISC, NLM_F_CREATE | NLM_F_EXCL,
                                   slot.body(nla(TCA_KIND, b"softmq\0")))
             if err:
                 print("FAIL-DETAIL #%d: default add failed: %s %s" % (i, os.strerror(err), msg))
@@ -691,7 +613,7 @@ def main():
         flags = {"add": NLM_F_CREATE | NLM_F_EXCL, "change": 0,
                  "replace": NLM_F_CREATE | NLM_F_REPLACE}[op]
         ok, want, why = model.predict(op, present, cur, attrs)
-        err, msg = nl.request(RTM_NEWQDISC, flags, slot.body(attrs))
+        err, msg = request(nl, RTM_NEWQDISC, flags, slot.body(attrs))
         got = state[slot] = slot.current()
         classes[cls] = classes.get(cls, 0) + 1
         verdict = None
