@@ -9,41 +9,32 @@ TCA_STATS2 with TCA_STATS_APP = struct tc_softmq_xstats, and the legacy
 TCA_XSTATS copy); each class (RTM_NEWTCLASS, one per active ring) carries
 struct tc_softmq_class_xstats the same way.  The expected values are in
 EXPECT and CLASSES (imported by run_tests.py).  Attribute numbers and both
-xstats layouts come from include/uapi/softmq.h.
+xstats layouts come from include/uapi/softmq.h, read by the tests' netlink
+and uapi module tests/vm/lib/smq.py (as are the netlink constants and the
+attribute encoder).
 """
-import re
 import struct
 import sys
 import os
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-UAPI = os.path.join(HERE, '..', '..', 'include', 'uapi', 'softmq.h')
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(HERE, '..', 'vm', 'lib'))
+from smq import (NLA_F_NESTED, RTM_NEWQDISC, RTM_NEWTCLASS,  # noqa: E402
+                 TC_H_ROOT, TCA_KIND, TCA_OPTIONS, TCA_STATS2, TCA_STATS_APP,
+                 TCA_STATS_BASIC, TCA_STATS_QUEUE, TCA_XSTATS, fields_fmt,
+                 read_class_fields, read_uapi)
+from smq import nla as rta  # noqa: E402,F401
 
-RTM_NEWQDISC, RTM_NEWTCLASS = 36, 40
-TCA_KIND, TCA_OPTIONS, TCA_XSTATS, TCA_STATS2 = 1, 2, 4, 7
-TCA_STATS_BASIC, TCA_STATS_QUEUE, TCA_STATS_APP = 1, 3, 4
-NLA_F_NESTED = 1 << 15
-TC_H_ROOT = 0xFFFFFFFF
-
-
-def uapi():
-    """Attribute numbers and the xstats field list, read from the header."""
-    text = open(UAPI).read()
-    enum = re.search(r'enum\s*{\s*(TCA_SOFTMQ_UNSPEC.*?)}', text, re.S).group(1)
-    names = re.findall(r'(TCA_SOFTMQ_\w+)', enum)
-    attrs = {n: i for i, n in enumerate(names)}
-    body = re.search(r'struct tc_softmq_xstats\s*{(.*?)};', text, re.S).group(1)
-    fields = re.findall(r'__(u64|u32)\s+(\w+);', body)
-    body = re.search(r'struct tc_softmq_class_xstats\s*{(.*?)};', text,
-                     re.S).group(1)
-    cfields = re.findall(r'__([us]32)\s+(\w+);', body)
-    return attrs, fields, cfields
-
-
-ATTRS, XFIELDS, CFIELDS = uapi()
-XFMT = '=' + ''.join('Q' if t == 'u64' else 'I' for t, _ in XFIELDS)
+_attrs, _, _xfields = read_uapi()
+ATTRS = {'TCA_SOFTMQ_' + n.upper(): v for n, v in _attrs.items()}
+# Attribute types past the header's last one: unknown to tc.
+UNKNOWN_ATTR = max(_attrs.values()) + 2
+XFIELDS = [(s + b, n) for s, b, n in _xfields]
+CFIELDS = [(s + b, n) for s, b, n in read_class_fields()]
+XFMT = fields_fmt(_xfields)
 XSIZE = struct.calcsize(XFMT)
-CFMT = '=' + ''.join('i' if t == 's32' else 'I' for t, _ in CFIELDS)
+CFMT = fields_fmt(read_class_fields())
 CSIZE = struct.calcsize(CFMT)
 # Options in attribute order (= the order tc sends and prints them).
 OPTS = ['flows', 'depth', 'quantum', 'bands', 'key', 'limit', 'memory_limit',
@@ -52,11 +43,6 @@ BOOL_OPTS = ('codel', 'ecn')           # JSON true/false
 TIME_OPTS = ('target', 'interval', 'ce_threshold')
 CE_OFF = 0xFFFFFFFF
 KEYS = {'flow': 0, 'cpu': 1}
-
-
-def rta(typ, payload):
-    ln = 4 + len(payload)
-    return struct.pack('=HH', ln, typ) + payload + b'\0' * ((4 - ln % 4) % 4)
 
 
 def stats_attrs(app, drops=0):
@@ -183,10 +169,10 @@ CLASS_X = [
 def build(ifindex):
     out = qdisc(ifindex, 0x00010000, EXPECT[0]['opts'], FULL_X)
     out += qdisc(ifindex, 0x00020000, EXPECT[1]['opts'], CPU_X, xlen=SHORT_LEN,
-                 extra_opts=rta(len(ATTRS) + 3, struct.pack('=I', 99)))
+                 extra_opts=rta(UNKNOWN_ATTR + 3, struct.pack('=I', 99)))
     for e in EXPECT[2:]:
         handle = int(e['handle'].rstrip(':'), 16) << 16
-        extra = rta(len(ATTRS), struct.pack('=I', 1)) if e.get('extra') else b''
+        extra = rta(UNKNOWN_ATTR, struct.pack('=I', 1)) if e.get('extra') else b''
         out += qdisc(ifindex, handle, e['opts'], e['xstats'], xlen=e.get('xlen'),
                      extra_opts=extra)
     return out
