@@ -7,12 +7,11 @@
 # "tc qdisc add dev X root softmq" must load it by itself, through the name
 # this kernel asks modprobe for (sch_softmq before 6.9, net-sch-softmq
 # from 6.9 on); modinfo by name; removed again, nothing left.
-. "$SOFTMQ_REPO/tests/install/vm-lib.sh"
+. "$(dirname "$0")/lib.sh"
 P=install-autoload
-trap finish EXIT
-KO=${SOFTMQ_KO:-}
-[ -f "$KO" ] || { fail $P "no module for this line at '$KO' (tests/testbed/build.sh ${SOFTMQ_LINE:-})"; exit 0; }
-clean_start $P || exit 0
+KO=$SMQ_KO
+[ -f "$KO" ] || { fail $P "no module for this line at '$KO' (tests/testbed/build.sh $SMQ_LINE)"; exit 0; }
+install_start $P
 
 dst=/lib/modules/$ABI/updates/sch_softmq.ko
 install -D -m 0644 "$KO" "$dst" && depmod -a "$ABI"
@@ -25,10 +24,10 @@ f=$(modinfo -F alias sch_softmq 2>&1)
 check $P-modinfo-alias "aliases '$f'" grep -qx net-sch-softmq <<<"$f"
 f=$(modinfo -F version sch_softmq 2>&1)
 check $P-modinfo-version "no version" test -n "$f"
-autoload $P
-traffic $P
-detach
+inst_autoload $P
+inst_traffic $P
+inst_detach
 rmmod sch_softmq 2>/dev/null
 rm -f "$dst"; rmdir "/lib/modules/$ABI/updates" 2>/dev/null
 depmod -a "$ABI"
-check_nothing_left $P
+inst_nothing_left $P

@@ -7,12 +7,9 @@
 #
 # Packages: build/deb/ from `make deb` (tests/install/check.sh makes them)
 # when they hold the current sources, else built here without lintian.
-. "$SOFTMQ_REPO/tests/install/vm-lib.sh"
+. "$(dirname "$0")/lib.sh"
 P=install-deb
-trap finish EXIT
-can_build $P || exit 0
-clean_start $P || exit 0
-ensure_headers || { fail $P-headers "no usable /lib/modules/$ABI/build ($KDIR)"; exit 0; }
+install_start $P build
 
 # ---------------------------------------------------------------- packages
 debs=$REPO/build/deb
@@ -55,15 +52,15 @@ ko=$(ls /lib/modules/"$ABI"/updates/dkms/sch_softmq.ko* 2>/dev/null | head -n 1)
 check $P-module-file "no sch_softmq.ko* in /lib/modules/$ABI/updates/dkms" test -n "$ko"
 check $P-depmod "modules.alias has no net-sch-softmq after install" \
 	grep -q '^alias net-sch-softmq sch_softmq$' /lib/modules/"$ABI"/modules.alias
-modinfo_checks $P
+inst_modinfo $P
 f=$(modinfo -F signer sch_softmq 2>/dev/null)
 note "signer: ${f:-none} (dkms' own MOK in this guest's /var/lib/dkms; not enrolled, no Secure Boot here)"
 
 # ---------------------------------------------------------------- use it
-autoload $P
-traffic $P
-plugin $P
-detach
+inst_autoload $P
+inst_traffic $P
+inst_plugin $P
+inst_detach
 
 # ---------------------------------------------------------------- default
 # docs/install.md "Make it the default qdisc": the two files, applied the way boot does
@@ -109,6 +106,6 @@ else
 	fail $P-dpkg-purge "dpkg --purge failed: $(tail -n 4 "$OUTD/dpkg-purge.log" | tr '\n' ' ')"
 fi
 sed 's/^/  #   /' "$OUTD/dpkg-purge.log"
-check_nothing_left $P
+inst_nothing_left $P
 out=$(modprobe -n sch_softmq 2>&1)
 check $P-not-loadable "modprobe still finds sch_softmq: $out" test -n "$out"

@@ -3,15 +3,9 @@
 # In the guest: dkms from the source tree as docs/install.md says (make
 # dkms-src; dkms add; dkms install; modprobe), use it, then dkms remove and
 # check nothing is left.
-. "$SOFTMQ_REPO/tests/install/vm-lib.sh"
+. "$(dirname "$0")/lib.sh"
 P=install-dkms
-trap finish EXIT
-can_build $P || exit 0
-clean_start $P || exit 0
-ensure_headers || { fail $P-headers "no usable /lib/modules/$ABI/build ($KDIR)"; exit 0; }
-
-SRC=$WORK/softmq
-copy_checkout "$SRC" || { fail $P-copy "cannot copy the checkout to $SRC"; exit 0; }
+install_start $P checkout
 
 if make -s -C "$SRC" dkms-src > "$OUTD/dkms-src.log" 2>&1 &&
    dkms add "$SRC/build/dkms/softmq-$V" > "$OUTD/dkms-add.log" 2>&1; then
@@ -31,16 +25,16 @@ note "dkms install took $(( $(date +%s) - t0 ))s"
 sed 's/^/  #   /' "$OUTD/dkms-install.log"
 st=$(dkms status softmq 2>&1)
 check $P-status "dkms status: $st" grep -q "^softmq/$V, $ABI, x86_64: installed" <<<"$st"
-modinfo_checks $P
+inst_modinfo $P
 out=$(modprobe sch_softmq 2>&1)
 check $P-modprobe "modprobe sch_softmq: $out" bash -c 'lsmod | grep -q "^sch_softmq "'
-if make_dev && tc qdisc add dev "$DEV" root softmq 2>"$WORK/err"; then
+if inst_dev && tc qdisc add dev "$IDEV" root softmq 2>"$WORK/err"; then
 	pass $P-attached
-	traffic $P
+	inst_traffic $P
 else
 	fail $P-attached "tc qdisc add: $(cat "$WORK/err")"
 fi
-detach
+inst_detach
 out=$(modprobe -r sch_softmq 2>&1)
 check $P-modprobe-r "modprobe -r sch_softmq: $out" bash -c '! lsmod | grep -q "^sch_softmq "'
 if dkms remove "softmq/$V" --all > "$OUTD/dkms-remove.log" 2>&1; then
@@ -51,4 +45,4 @@ fi
 # dkms add copied the tree to /usr/src; dkms remove leaves that copy (as
 # documented): docs/install.md's uninstall removes it, so do that here.
 rm -rf "/usr/src/softmq-$V"
-check_nothing_left $P
+inst_nothing_left $P

@@ -3,15 +3,9 @@
 # In the guest: `make install` from a checkout (no DESTDIR, KDIR
 # and KVER defaulting to the running kernel): module under updates/ with
 # depmod, plugin + man page; autoload by tc; `make uninstall`; nothing left.
-. "$SOFTMQ_REPO/tests/install/vm-lib.sh"
+. "$(dirname "$0")/lib.sh"
 P=install-make
-trap finish EXIT
-can_build $P || exit 0
-clean_start $P || exit 0
-ensure_headers || { fail $P-headers "no usable /lib/modules/$ABI/build ($KDIR)"; exit 0; }
-
-SRC=$WORK/softmq
-copy_checkout "$SRC" || { fail $P-copy "cannot copy the checkout to $SRC"; exit 0; }
+install_start $P checkout
 
 t0=$(date +%s)
 if make -C "$SRC" install > "$OUTD/make-install.log" 2>&1; then
@@ -28,15 +22,15 @@ check $P-manpage "man -w tc-softmq does not find the page" \
 	bash -c 'man -w tc-softmq 2>/dev/null | grep -q "^/usr/share/man/man8/tc-softmq.8"'
 check $P-depmod "modules.alias has no net-sch-softmq after make install" \
 	grep -q '^alias net-sch-softmq sch_softmq$' /lib/modules/"$ABI"/modules.alias
-modinfo_checks $P
-autoload $P
-traffic $P
-plugin $P
-detach
+inst_modinfo $P
+inst_autoload $P
+inst_traffic $P
+inst_plugin $P
+inst_detach
 rmmod sch_softmq 2>/dev/null
 if make -C "$SRC" uninstall > "$OUTD/make-uninstall.log" 2>&1; then
 	pass $P-uninstall
 else
 	fail $P-uninstall "$(tail -n 4 "$OUTD/make-uninstall.log" | tr '\n' ' ')"
 fi
-check_nothing_left $P
+inst_nothing_left $P
