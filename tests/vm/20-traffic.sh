@@ -47,9 +47,7 @@
 # for 20-traffic.sh:cpu; make check-full everywhere.
 { # the whole script is parsed before it runs (edits during a run are harmless)
 . "$(dirname "$0")/lib.sh"
-require_vm traffic
-trap smq_cleanup EXIT
-softmq_load || { fail traffic-insmod "insmod $SMQ_KO failed"; exit 0; }
+suite_start traffic
 ns_setup || { fail traffic-setup "veth/netns setup failed"; exit 0; }
 MAC_B=$(ip -n $NS_B -j link show veth1 | jq -r '.[0].address')
 PROCS=$((NCPU * 2))

@@ -46,9 +46,7 @@
 # backlogged.
 { # the whole script is parsed before it runs (edits during a run are harmless)
 . "$(dirname "$0")/lib.sh"
-require_vm backlog
-trap smq_cleanup EXIT
-softmq_load || { fail backlog-insmod "insmod $SMQ_KO failed"; exit 0; }
+suite_start backlog
 [ -e "$SLOWDEV_KO" ] || { fail backlog-slowdev "no $SLOWDEV_KO"; exit 0; }
 RATE=2000
 # The fair-* senders are Python processes sharing two TCG vCPUs with

@@ -38,9 +38,7 @@
 # check); make check-full runs them on every line.
 { # the whole script is parsed before it runs (edits during a run are harmless)
 . "$(dirname "$0")/lib.sh"
-require_vm limits
-trap smq_cleanup EXIT
-softmq_load || { fail limits-insmod "insmod $SMQ_KO failed"; exit 0; }
+suite_start limits
 [ -e "$SLOWDEV_KO" ] || { fail limits-slowdev "no $SLOWDEV_KO"; exit 0; }
 slowdev_load || { fail limits-slowdev "insmod $SLOWDEV_KO failed"; exit 0; }
 IP_D=$SD_DST

@@ -31,9 +31,7 @@
 #            median backlog more than twice what it held with CoDel
 { # the whole script is parsed before it runs (edits during a run are harmless)
 . "$(dirname "$0")/lib.sh"
-require_vm aqm
-trap smq_cleanup EXIT
-softmq_load || { fail aqm-insmod "insmod $SMQ_KO failed"; exit 0; }
+suite_start aqm
 have_plugin || { fail aqm-plugin "no q_softmq.so in $SMQ_TC_LIB_DIR"; exit 0; }
 
 # classes NSCMD DEV: one line per softmq class (tc -s class show over

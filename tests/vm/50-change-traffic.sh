@@ -28,9 +28,7 @@
 # change loses nothing it accepted.
 { # the whole script is parsed before it runs (edits during a run are harmless)
 . "$(dirname "$0")/lib.sh"
-require_vm change
-trap smq_cleanup EXIT
-softmq_load || { fail change-insmod "insmod $SMQ_KO failed"; exit 0; }
+suite_start change
 
 # run_changes NAME DEV DST MAC MIGRATE GAP CHANGE...: each CHANGE is a
 # comma-separated option list for "smq.py change DEV root ..."

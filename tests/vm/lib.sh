@@ -87,6 +87,13 @@ require_vm() {
 		exit 0
 	fi
 }
+# suite_start NAME: a traffic suite's start: in the VM (require_vm),
+# smq_cleanup at exit, softmq loaded (else FAIL NAME-insmod and exit)
+suite_start() {
+	require_vm "$1"
+	trap smq_cleanup EXIT
+	need "$1-insmod" "insmod $SMQ_KO failed" softmq_load
+}
 
 # ---------------------------------------------------------------- plan
 # part_runs SCRIPT:PART: does make check run this part of a script on this
