@@ -21,10 +21,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 LINES=("$@")
 [ ${#LINES[@]} -gt 0 ] || LINES=(6.1 6.12 7.2 7.2-rt)
 
-npass=0 nfail=0 nskip=0
-pass() { echo "PASS $1"; npass=$((npass + 1)); }
-fail() { echo "FAIL $1: $2"; nfail=$((nfail + 1)); }
-skip() { echo "SKIP $1: $2"; nskip=$((nskip + 1)); }
+. "$HERE/../cases.sh"
 # check NAME WHY CMD...: PASS if CMD succeeds, else FAIL with WHY.
 check() { local n=$1 w=$2; shift 2; if "$@"; then pass "$n"; else fail "$n" "$w"; fi; }
 
@@ -262,9 +259,9 @@ for line in "${LINES[@]}"; do
 		continue
 	fi
 	# shellcheck disable=SC1090
-	(. "$envf"; make_install_line "$line"; dkms_line "$line"; echo "TALLY $npass $nfail $nskip") > "$TMP/line.out"
+	(. "$envf"; make_install_line "$line"; dkms_line "$line"; echo "TALLY $CASES_PASS $CASES_FAIL $CASES_SKIP") > "$TMP/line.out"
 	grep -v '^TALLY ' "$TMP/line.out"
-	read -r _ npass nfail nskip < <(grep '^TALLY ' "$TMP/line.out")
+	read -r _ CASES_PASS CASES_FAIL CASES_SKIP < <(grep '^TALLY ' "$TMP/line.out")
 done
 
 state1=$(dkms_state)
@@ -310,5 +307,4 @@ deb_checks() {
 }
 deb_checks
 
-echo "$npass passed, $nfail failed, $nskip skipped"
-[ $nfail -eq 0 ]
+cases_summary --skipped

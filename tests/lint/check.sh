@@ -25,10 +25,7 @@ LINES=("$@")
 [ ${#LINES[@]} -gt 0 ] || LINES=(6.1 6.12)
 OUT=$REPO/build/lint
 mkdir -p "$OUT"
-np=0 nf=0 ns=0
-pass() { echo "PASS $1${2:+ ($2)}"; np=$((np + 1)); }
-fail() { echo "FAIL $1: $2"; nf=$((nf + 1)); }
-skip() { echo "SKIP $1: $2"; ns=$((ns + 1)); }
+. "$HERE/../cases.sh"
 
 # ---------------------------------------------------------------- checkpatch
 KNOWN_CAMEL='Avoid CamelCase: <(Qdisc|Qdisc_ops|Qdisc_class_ops|_Alignas)>'
@@ -91,5 +88,4 @@ else
 	done
 fi
 
-echo "$np passed, $nf failed, $ns skipped"
-[ $nf -eq 0 ]
+cases_summary --skipped

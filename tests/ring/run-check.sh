@@ -8,23 +8,15 @@ cd "$(dirname "$0")"
 OUT=out
 MAKE=${MAKE:-make}
 FUZZ_SECONDS=${FUZZ_SECONDS:-20}
-P=0 F=0 S=0
 T0=$(date +%s)
 mkdir -p "$OUT"
 
-pass() { echo "PASS $*"; P=$((P + 1)); }
-fail() { echo "FAIL $*"; F=$((F + 1)); }
-skip() { echo "SKIP $*"; S=$((S + 1)); }
+. ../cases.sh
 indent() { sed 's/^/    /'; }
 
 summary() {
 	echo "# tests/ring: $(( $(date +%s) - T0 )) s"
-	if [ "$S" -gt 0 ]; then
-		echo "$P passed, $F failed, $S skipped"
-	else
-		echo "$P passed, $F failed"
-	fi
-	[ "$F" -eq 0 ]
+	cases_summary
 	exit
 }
 

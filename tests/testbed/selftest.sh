@@ -21,9 +21,7 @@
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 LINE=${1:?usage: selftest.sh LINE}
-np=0 nf=0
-pass() { echo "PASS $1"; np=$((np + 1)); }
-fail() { echo "FAIL $1: $2"; nf=$((nf + 1)); }
+. "$(dirname "$0")/../cases.sh"
 # expect NAME WHAT FILE REGEX: FILE has a line matching REGEX
 expect() {
 	if grep -qE "$4" "$3"; then pass "$1"; else fail "$1" "$2 (log: ${3#"$REPO"/})"; fi
@@ -121,7 +119,6 @@ expect selftest-pg-w "pg_w ignored a refused pktgen command" "$W/pg_w.log" '^REF
 expect selftest-pg-w-result "pg_w ignored pktgen's Result: line" "$W/pg_w.log" '^BAD RESULT REFUSED$'
 expect selftest-pg-w-result-ok "pg_w refused a Result: OK" "$W/pg_w.log" '^OK RESULT ACCEPTED$'
 
-echo "$np passed, $nf failed"
-[ $nf -eq 0 ]
+cases_summary
 exit
 }

@@ -58,10 +58,8 @@ NCPU=$(nproc)
 CPUS=$(seq -s, 0 $((NCPU - 1)))
 
 # ---------------------------------------------------------------- case lines
-NFAIL=0
-pass() { echo "PASS $1${2:+ ($2)}"; }
-fail() { echo "FAIL $1: $2"; NFAIL=$((NFAIL + 1)); }
-skip() { echo "SKIP $1: $2"; }
+# pass, fail, skip (the harness counts the lines)
+. "$SMQ_VMDIR/../cases.sh"
 note() { echo "  # $*"; }
 # check NAME WHY CMD...: PASS if CMD succeeds, else FAIL NAME: WHY
 check() {
