@@ -830,9 +830,8 @@ inst_nothing_left() {
 	check "$1-nothing-left" "left behind: $l" test -z "$l"
 }
 
-# Log every module the kernel asks for (kernel.modprobe = a wrapper).
-MODPROBE_LOG=$WORK/modprobe.log
-MODPROBE_ORIG=$(cat /proc/sys/kernel/modprobe)
+# Log every module the kernel asks for (kernel.modprobe = a wrapper);
+# install_start set MODPROBE_LOG and MODPROBE_ORIG.
 inst_watch_modprobe() {
 	cat > "$WORK/modprobe" <<EOF
 #!/bin/sh
