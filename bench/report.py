@@ -493,14 +493,20 @@ def plot(cells, meta, kernel, png):
     return run_gnuplot(gp, s)
 
 
-def main():
+def report_args(inputs, nargs="+"):
+    """The reports' command line: --meta FILE --out-prefix PREFIX INPUTS;
+    returns (args, meta)."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--meta", required=True)
     ap.add_argument("--out-prefix", required=True)
-    ap.add_argument("runs", nargs="+")
+    ap.add_argument(inputs, nargs=nargs)
     a = ap.parse_args()
     with open(a.meta) as f:
-        meta = json.load(f)
+        return a, json.load(f)
+
+
+def main():
+    a, meta = report_args("runs")
     envs, runs = load_runs([p for p in a.runs if os.path.exists(p)])
     if not runs:
         print("report: no runs", file=sys.stderr)

@@ -10,7 +10,6 @@ ping.txt, ss.txt, tc-start.json and tc-end.json.  Writes PREFIX.json,
 PREFIX.md and PREFIX.png (gnuplot, as bench/report.py draws its plot);
 prints the markdown on stdout.  Standard library only.
 """
-import argparse
 import json
 import os
 import re
@@ -18,7 +17,7 @@ import shutil
 import statistics
 import sys
 
-from report import run_gnuplot, write_report
+from report import report_args, run_gnuplot, write_report
 
 ORDER = ["pfifo_fast", "fq_codel", "softmq", "softmq-nocodel", "fq_codel-ecn", "softmq-ecn"]
 COLORS = {"pfifo_fast": "#1f77b4", "fq_codel": "#2ca02c", "softmq": "#d62728",
@@ -407,12 +406,7 @@ def plot(cells, runs_by_v, env, kernel, png):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--meta", required=True)
-    ap.add_argument("--out-prefix", required=True)
-    ap.add_argument("rawdir")
-    a = ap.parse_args()
-    meta = json.load(open(a.meta))
+    a, meta = report_args("rawdir", None)
     env, runs, skips = {}, [], {}
     with open(os.path.join(a.rawdir, "runs.jsonl")) as f:
         for line in f:

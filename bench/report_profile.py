@@ -14,7 +14,6 @@ PREFIX.json and PREFIX.md: per flow count, the functions where any qdisc
 spends at least 2 instructions per packet more than tbf's bfifo (what the
 qdisc adds, function by function), and every softmq function.
 """
-import argparse
 import bisect
 import json
 import os
@@ -22,7 +21,7 @@ import sys
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from report import QDISC_ORDER, QDISC_LABEL, md_header, write_report  # noqa: E402
+from report import QDISC_ORDER, QDISC_LABEL, md_header, report_args, write_report  # noqa: E402
 
 BASE = "tbf-bfifo"
 MIN_DELTA = 2.0
@@ -54,12 +53,7 @@ def phase_functions(path, addrs, names):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--meta", required=True)
-    ap.add_argument("--out-prefix", required=True)
-    ap.add_argument("dirs", nargs="+")
-    a = ap.parse_args()
-    meta = json.load(open(a.meta))
+    a, meta = report_args("dirs")
     cells, envs = {}, []   # (load, flows, qdisc) -> {function: instructions/packet}
     for d in a.dirs:
         addrs, names = load_symbols(os.path.join(d, "kallsyms"))
