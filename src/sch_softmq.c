@@ -692,9 +692,16 @@ static struct sk_buff *softmq_band_dequeue_new(struct Qdisc *sch,
 			__set_bit(idx, known);
 			t->known_rings[band]++;
 			ring = READ_ONCE(rings[idx]);
-			/* Already served as new in this lap: the lap serves it. */
-			if (!ring || softmq_flow(ring)->new_round == t->round[band])
+			if (!ring)
 				continue;
+			/*
+			 * Already served as new in this lap: the lap serves it.
+			 * Any other ring that woke is still unknown, and the
+			 * next dequeue's scan finds it: one scan per dequeue
+			 * (a lone flow that keeps waking paid two).
+			 */
+			if (softmq_flow(ring)->new_round == t->round[band])
+				return NULL;
 			softmq_flow(ring)->new_round = t->round[band];
 			ring->credit = READ_ONCE(q->cfg.quantum);
 			t->new_idx[band] = idx;
