@@ -30,6 +30,8 @@
 #   BENCH_FLOWS="1 16 1024"
 #   BENCH_LOADS="dummy veth udp mq-dummy mq-veth"   (icount: "dummy veth
 #                        udp tbf-dummy"; see bench/guest.sh)
+#   BENCH_SOFTMQ_OPTS="depth 256"  extra tc options for every softmq the
+#                        bench adds (not mq's children: default_qdisc)
 #   BENCH_KO=PATH        load this sch_softmq.ko instead of the line's build
 #                        (to try a data-path change; one kernel line only)
 #   BENCH_OUT=DIR        where results go (default bench/results)
@@ -102,7 +104,7 @@ cmdline="make bench"
 [ "$MODE" != throughput ] && cmdline="$cmdline MODE=$MODE"
 [ "$HOST" = 1 ] && cmdline="$cmdline HOST=1"
 [ "$QUICK" = 1 ] && cmdline="$cmdline BENCH_QUICK=1"
-for v in BENCH_VCPUS BENCH_COUNTS BENCH_ROUNDS BENCH_FLOWS BENCH_LOADS BENCH_KO \
+for v in BENCH_VCPUS BENCH_COUNTS BENCH_ROUNDS BENCH_FLOWS BENCH_LOADS BENCH_SOFTMQ_OPTS BENCH_KO \
 	BENCH_LAT_SECS BENCH_LAT_OMIT BENCH_LAT_RATE BENCH_LAT_BURST BENCH_LAT_VARIANTS; do
 	[ -n "${!v:-}" ] && cmdline="$cmdline $v=\"${!v}\""
 done
@@ -218,7 +220,8 @@ host_mode() {
 		"$BENCH_DIR/guest.sh" --ko "$ko" --tc-lib "$REPO/tc-plugin" --udpsend "$UDPSEND" \
 			--out "$WORK/host-$t.jsonl" --netns softmq-bench --count-dummy "$C_DUMMY" --count-veth "$C_VETH" \
 			--count-udp "$C_UDP" --rounds "$ROUNDS" \
-			--flows "$FLOWS" --loads "$LOADS" --cpus "$t" --tag "host-$t" |
+			--flows "$FLOWS" --loads "$LOADS" --cpus "$t" --tag "host-$t" \
+			--softmq-opts "${BENCH_SOFTMQ_OPTS:-}" |
 			tee "$WORK/host-$t.log"
 		runs+=("$WORK/host-$t.jsonl")
 	done
@@ -336,6 +339,7 @@ exec $BENCH_DIR/guest.sh --ko "${BENCH_KO:-\$SOFTMQ_KO}" --tc-lib "\$TC_LIB_DIR"
 	--udpsend $UDPSEND --out "\$SOFTMQ_RESULTS/runs.jsonl" --netns softmq-bench \\
 	--count-dummy $C_DUMMY --count-veth $C_VETH --count-udp $C_UDP \
 	--rounds $ROUNDS --flows "$FLOWS" --loads "$LOADS" \\
+	--softmq-opts "${BENCH_SOFTMQ_OPTS:-}" \\
 	--tag $line-${v}v$([ "$MODE" = profile ] && echo " --profile")
 EOF
 			fi

@@ -205,7 +205,9 @@ def md_header(meta, envs, kernel, vcpus_list, title):
                  f"pfifo_fast: `net.core.default_qdisc=pfifo_fast`, root deleted and "
                  f"added again (dummy and veth are IFF_NO_QUEUE, so their default "
                  f"root is noqueue); mq children come from `default_qdisc`. "
-                 f"softmq defaults: flows 1024, depth 64, bands 3.")
+                 f"softmq defaults: flows 1024, depth 64, bands 3"
+                 + (f"; every softmq but mq's children: `{e0['softmq_opts']}`"
+                    if e0.get("softmq_opts") else "") + ".")
     lines.append(f"- **Caveat**: {CAVEAT}")
     lines.append("")
     return lines
@@ -316,6 +318,37 @@ def targets(cells, meta):
                         f"min {worst[0][1]:.2f} ({worst[0][0]}); below 0.9: "
                         f"{sum(1 for _, v in vals if v < 0.9)} of {len(vals)} cells",
                         all(v >= 0.9 for _, v in vals)))
+    # Path length and drops: at 1 and 2 vCPUs (the host's cores, none
+    # over-subscribed) no slower than pfifo_fast; in every cell no more drops.
+    pairs = [("softmq-flow", "pfifo_fast"), ("softmq-cpu", "pfifo_fast"),
+             ("mq-softmq", "mq-pfifo_fast")]
+    for key, peer in pairs:
+        if not any(k[3] == key for k in cells):
+            continue
+        lab = QDISC_LABEL.get(key, key)
+        vals = sorted((ratio(cells, l, vc, fl, key, peer), f"{l} {vc}v {fl}f")
+                      for (l, vc, fl, q) in cells
+                      if q == key and vc <= 2 and ratio(cells, l, vc, fl, key, peer) is not None)
+        if vals:
+            out.append((f"{lab} ≥ 0.95× {peer}, every 1- and 2-vCPU cell",
+                        f"min {vals[0][0]:.2f} ({vals[0][1]}); below 0.95: "
+                        f"{sum(1 for v, _ in vals if v < 0.95)} of {len(vals)} cells",
+                        all(v >= 0.95 for v, _ in vals)))
+        worse = []
+        n = 0
+        for (l, vc, fl, q) in sorted(cells):
+            if q != key or (l, vc, fl, peer) not in cells:
+                continue
+            n += 1
+            ca, cb = cells[(l, vc, fl, q)], cells[(l, vc, fl, peer)]
+            if ca["drop_pct"] > cb["drop_pct"]:
+                worse.append(f"{l} {vc}v {fl}f {ca['drops']} vs {cb['drops']} "
+                             f"({ca['drop_pct']:.2f} % vs {cb['drop_pct']:.2f} %)")
+        if n:
+            out.append((f"{lab} drops ≤ {peer}'s, every cell",
+                        (f"more in {len(worse)} of {n} cells: " + ", ".join(worse))
+                        if worse else f"no more in any of {n} cells",
+                        not worse))
     vals = []
     for (l, vc, fl, q) in cells:
         if q == "mq-softmq":
