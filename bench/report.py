@@ -326,9 +326,12 @@ def targets(cells, meta):
         if not any(k[3] == key for k in cells):
             continue
         lab = QDISC_LABEL.get(key, key)
-        vals = sorted((ratio(cells, l, vc, fl, key, peer), f"{l} {vc}v {fl}f")
-                      for (l, vc, fl, q) in cells
-                      if q == key and vc <= 2 and ratio(cells, l, vc, fl, key, peer) is not None)
+        vals = []
+        for (l, vc, fl, q) in cells:
+            v = ratio(cells, l, vc, fl, key, peer) if q == key and vc <= 2 else None
+            if v is not None:
+                vals.append((v, f"{l} {vc}v {fl}f"))
+        vals.sort()
         if vals:
             out.append((f"{lab} ≥ 0.95× {peer}, every 1- and 2-vCPU cell",
                         f"min {vals[0][0]:.2f} ({vals[0][1]}); below 0.95: "
