@@ -15,7 +15,8 @@
 #  3. the VM suites' helpers that once could not fail, each fed the broken
 #     input it must refuse (no VM needed): share_check an analysis that
 #     crashed, wait_drain a qdisc dump that printed nothing, pg_w a
-#     pktgen command that was refused.
+#     pktgen command that was refused, inst_clean_start an install that
+#     is already there.
 # Prints PASS/FAIL lines and "N passed, N failed"; exits 1 on a failure.
 { # parsed whole before it runs: editing this file cannot break a running copy
 set -uo pipefail
@@ -118,6 +119,14 @@ expect selftest-wait-drain "wait_drain took a silent qdisc dump for a drained on
 expect selftest-pg-w "pg_w ignored a refused pktgen command" "$W/pg_w.log" '^REFUSED$'
 expect selftest-pg-w-result "pg_w ignored pktgen's Result: line" "$W/pg_w.log" '^BAD RESULT REFUSED$'
 expect selftest-pg-w-result-ok "pg_w refused a Result: OK" "$W/pg_w.log" '^OK RESULT ACCEPTED$'
+(
+	eval "$(sed -n '/^inst_clean_start() {/,/^}/p' "$REPO/tests/vm/lib.sh")"
+	fail() { echo "FAIL $1: $2"; }; lsmod() { :; }
+	inst_leftovers() { echo "package softmq-tc: ii"; }
+	inst_clean_start sabotage-install && echo "CLEAN" || echo "NOT CLEAN"
+) > "$W/clean.log" 2>&1
+expect selftest-inst-clean-start "inst_clean_start took an installed package for a clean start" \
+	"$W/clean.log" '^NOT CLEAN$'
 
 cases_summary
 exit

@@ -803,12 +803,12 @@ inst_clean_start() {
 			{ fail "$1-clean-start" "sch_softmq is loaded (by an earlier test) and busy"; return 1; }
 	fi
 	local l
-	l=$(leftovers)
+	l=$(inst_leftovers | tr '\n' ' ')
 	if [ -n "$l" ]; then fail "$1-clean-start" "already installed: $l"; return 1; fi
 	return 0
 }
 
-# leftovers: everything an install of softmq may leave behind, one per line.
+# inst_leftovers: everything an install of softmq may leave behind, one per line.
 inst_leftovers() {
 	local p
 	lsmod | grep -q '^sch_softmq ' && echo "module loaded"
