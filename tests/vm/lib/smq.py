@@ -256,12 +256,15 @@ class Rtnl:
                     return replies
 
 
+DUMP_REPLY = {RTM_GETQDISC: RTM_NEWQDISC, RTM_GETTCLASS: RTM_NEWTCLASS}
+
+
 def dump(nl, mtype, idx):
     """The bodies of a qdisc or class dump (RTM_GETQDISC, RTM_GETTCLASS)
     that belong to device idx."""
     payload = TCMSG.pack(socket.AF_UNSPEC, idx, 0, 0, 0)
     return [body for mt, body in nl.request(mtype, NLM_F_DUMP, payload)
-            if mt == mtype - 2 and TCMSG.unpack_from(body)[1] == idx]
+            if mt == DUMP_REPLY[mtype] and TCMSG.unpack_from(body)[1] == idx]
 
 
 def ifindex(dev):
