@@ -10,15 +10,16 @@
 #            within 25 ms, median: served as new flows (in the lap they
 #            would wait half of one on average).  A probe the lap meets
 #            while it scans is not counted as new, so new_flow_count only
-#            has to grow.  Then, the flood still running, CoDel off
-#            (change) and the device slowed to 1 packet/s: the class dump
-#            lists the backlogged rings, and their packets and bytes add
-#            up to the qdisc's backlog (give or take the packet the core
-#            may hold requeued and one that leaves between the two reads).
-#            After the flood and the drain: no flow reordered on the
-#            transmit tap, sent + dropped + backlog == enqueued (clsact),
-#            and CoDel dropped from the flood's standing queues
-#            (codel_drops > 0, counted in the qdisc's drops)
+#            has to grow.  Then CoDel off (change), the device slowed to
+#            1 packet/s and the flood stopped: the class dump lists the
+#            backlogged rings, and their packets and bytes add up to the
+#            qdisc's backlog, read before and after the dump (the backlog
+#            only shrinks then; the qdisc also counts the packet the core
+#            may hold requeued, and one may be leaving).
+#            After the drain: no flow reordered on the transmit tap,
+#            sent + dropped + backlog == enqueued (clsact), and CoDel
+#            dropped from the flood's standing queues (codel_drops > 0,
+#            counted in the qdisc's drops)
 #   ecn      veth between two namespaces, tbf 20 Mbit as root and softmq as
 #            its child (a classful parent clears NOLOCK: the locked mode),
 #            4 iperf3 TCP flows for 9 s with tcp_ecn=1 on the sender:
@@ -46,7 +47,7 @@ median() { sort -n | awk '{ v[NR] = $1 } END { print NR ? v[int((NR + 1) / 2)] :
 # ---------------------------------------------------------------- sparse
 sparse() {
 	local name=aqm-sparse out=$SMQ_OUT/sparse why=""
-	local nf0 nf1 med n ql bl cql cbl pk dr enq cd
+	local nf0 nf1 med n ql bl ql2 bl2 cql cbl pk dr enq cd
 	[ -e "$SLOWDEV_KO" ] || { fail $name "no $SLOWDEV_KO"; return; }
 	slowdev_load rate_pps=500 || { fail $name "insmod slowdev"; return; }
 	sd_setup && ina tc qdisc add dev sd0 root handle 1: softmq &&
@@ -64,27 +65,27 @@ sparse() {
 	fcmp "$med < 25" || why="$why; sparse probes' median $med ms >= 25 ms (a quarter lap)"
 	[ "$nf1" -gt "$nf0" ] || why="$why; new_flow_count did not grow ($nf0 -> $nf1)"
 
-	# freeze the backlog under the running flood, then compare the
-	# classes with the qdisc (a dequeue may fall between the two reads:
-	# up to 3 tries)
+	# Freeze the backlog: CoDel off, the device at 1 packet/s, the flood
+	# stopped (an enqueue in flight has its packet in a ring before the
+	# qdisc counts it).  The qdisc's backlog is read before and after the
+	# class dump; with nothing arriving it can only shrink, so the classes
+	# hold at most the first read and at least the second less 2 packets
+	# (the one the core may hold requeued, the one leaving).
 	ina $SMQ change sd0 root codel 0 || why="$why; change to codel 0 failed"
 	slowdev_set rate_pps 1
-	sleep 0.5
-	local try d
-	for try in 1 2 3; do
-		classes ina sd0 > "$out.classes"
-		read -r ql bl <<< "$(ina $SMQ get sd0 stats.qlen stats.backlog)"
-		read -r n cql cbl <<< "$(awk '{ n++; q += $2; b += $3 } END { print n + 0, q + 0, b + 0 }' "$out.classes")"
-		d=$((ql - cql))
-		[ "$d" -ge 0 ] && [ "$d" -le 2 ] && [ $((bl - cbl)) -ge 0 ] && [ $((bl - cbl)) -le $((d * 242)) ] && break
-	done
-	note "classes (try $try): $n rings listed, $cql packets $cbl bytes; qdisc: $ql packets $bl bytes"
-	[ "$n" -ge 2 ] || why="$why; $n classes listed with a flood of 50 flows queued"
-	[ "$d" -ge 0 ] && [ "$d" -le 2 ] || why="$why; classes hold $cql packets, the qdisc $ql"
-	[ $((bl - cbl)) -ge 0 ] && [ $((bl - cbl)) -le $((d * 242)) ] ||
-		why="$why; classes hold $cbl bytes, the qdisc $bl ($d packets of 242 bytes apart)"
 	kill -TERM $fpid 2>/dev/null
 	wait $fpid
+	sleep 0.5
+	read -r ql bl <<< "$(ina $SMQ get sd0 stats.qlen stats.backlog)"
+	classes ina sd0 > "$out.classes"
+	read -r ql2 bl2 <<< "$(ina $SMQ get sd0 stats.qlen stats.backlog)"
+	read -r n cql cbl <<< "$(awk '{ n++; q += $2; b += $3 } END { print n + 0, q + 0, b + 0 }' "$out.classes")"
+	note "classes: $n rings listed, $cql packets $cbl bytes; qdisc before and after: $ql, $ql2 packets, $bl, $bl2 bytes"
+	[ "$n" -ge 2 ] || why="$why; $n classes listed with a flood of 50 flows queued"
+	[ "$cql" -le "$ql" ] && [ "$cql" -ge $((ql2 - 2)) ] ||
+		why="$why; classes hold $cql packets, the qdisc $ql before the dump and $ql2 after"
+	[ "$cbl" -le "$bl" ] && [ "$cbl" -ge $((bl2 - 2 * 242)) ] ||
+		why="$why; classes hold $cbl bytes, the qdisc $bl before the dump and $bl2 after (packets of 242 bytes)"
 	slowdev_set rate_pps 5000
 	wait_backlog_zero ina sd0 root 30 || why="$why; backlog not drained in 30 s"
 	cap_stop "$out.pcap"
