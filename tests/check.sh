@@ -57,6 +57,12 @@ mkdir -p "$LOGDIR"
 T0=$(now)
 TP=0 TF=0 TS=0
 SUMMARY=()
+# every FAIL line of the run, "<group>: FAIL ...", repeated after the
+# summary (a CI log that shows only its tail still names what failed);
+# GROUP_LOGS are the logs of the group being run, GROUP_FAILS its FAIL
+# lines printed here
+FAILS=() GROUP_LOGS=() GROUP_FAILS=()
+say_fail() { echo "$1"; GROUP_FAILS+=("$1"); }
 
 # count FILE: add the PASS/FAIL/SKIP lines of FILE to P F S
 count() {
@@ -74,9 +80,15 @@ summary_of() {
 	P=$((P + $1)); F=$((F + $2)); S=$((S + ${3:-0}))
 }
 finish_group() {   # finish_group NAME SECONDS
+	local l
 	echo "$1: $P passed, $F failed, $S skipped (${2}s)"
 	SUMMARY+=("$1: $P passed, $F failed, $S skipped (${2}s)")
 	TP=$((TP + P)); TF=$((TF + F)); TS=$((TS + S))
+	while IFS= read -r l; do
+		FAILS+=("$1: $l")
+	done < <({ [ ${#GROUP_LOGS[@]} -eq 0 ] || cat "${GROUP_LOGS[@]}" 2>/dev/null
+		printf '%s\n' "${GROUP_FAILS[@]}"; } | grep '^FAIL ')
+	GROUP_LOGS=() GROUP_FAILS=()
 }
 
 # quick_vm_tests: the tests/vm scripts make check runs on every line
@@ -122,9 +134,10 @@ tools_done() {
 	if [ "$(cat "$tools_rc" 2>/dev/null)" = 0 ]; then echo "PASS fetch-tools"; P=1
 	else
 		tail -n 5 "$LOGDIR/tools.log" | sed 's/^/    /'
-		echo "FAIL fetch-tools: tc 6.15 / linux-source extracts (log: build/check/tools.log)"; F=1
+		say_fail "FAIL fetch-tools: tc 6.15 / linux-source extracts (log: build/check/tools.log)"; F=1
 	fi
 	"$TB_DIR/build.sh" plugin > "$LOGDIR/plugin-build.log" 2>&1
+	GROUP_LOGS+=("$LOGDIR/plugin-build.log")
 	cat "$LOGDIR/plugin-build.log"; count "$LOGDIR/plugin-build.log"
 	finish_group setup $(( $(now) - t0 ))
 }
@@ -141,6 +154,7 @@ host_suite() {
 	echo "== $name"
 	"$@" > "$logf" 2>&1
 	rc=$?
+	GROUP_LOGS+=("$logf")
 	grep -E '^(FAIL|SKIP) ' "$logf" | head -n 40
 	if ! summary_of "$logf"; then
 		count "$logf"
@@ -148,7 +162,7 @@ host_suite() {
 	fi
 	if [ $rc -ne 0 ] && [ $F -eq 0 ]; then
 		tail -n 10 "$logf" | sed 's/^/    /'
-		echo "FAIL $name: exited with status $rc (log: ${logf#"$REPO"/})"
+		say_fail "FAIL $name: exited with status $rc (log: ${logf#"$REPO"/})"
 		F=$((F + 1))
 	fi
 	finish_group "$name" $(( $(now) - t ))
@@ -195,7 +209,7 @@ if [ ${#inst[@]} -gt 0 ]; then
 		host_suite lint "$REPO/tests/lint/check.sh" "${inst[@]}"
 elif [ ${#debian_lines[@]} -gt 0 ]; then
 	P=0 F=1 S=0
-	echo "FAIL install-lint: no kernel line's headers could be fetched (build/check/*-prefetch.log), so neither the install nor the lint suite ran"
+	say_fail "FAIL install-lint: no kernel line's headers could be fetched (build/check/*-prefetch.log), so neither the install nor the lint suite ran"
 	finish_group install 0
 fi
 
@@ -213,21 +227,22 @@ for line in "${LINES[@]}"; do
 		echo "SKIP line-$line: SOFTMQ_OFFLINE=1 and ${why:-it cannot be done offline}"
 		S=1; finish_group "$line" $(( $(now) - t )); continue
 	elif [ $rc -ne 0 ]; then
-		echo "FAIL fetch-$line: could not fetch the kernel (log: ${logf#"$REPO"/})"
+		say_fail "FAIL fetch-$line: could not fetch the kernel (log: ${logf#"$REPO"/})"
 		F=1; finish_group "$line" $(( $(now) - t )); continue
 	fi
 	tf=$(( $(now) - t ))
 	logf=$LOGDIR/$line-build.log
 	"$TB_DIR/build.sh" "$line" > "$logf" 2>&1
 	rc=$?
+	GROUP_LOGS+=("$logf")
 	cat "$logf"; f0=$F; count "$logf"
 	tb=$(( $(now) - t - tf ))
 	if [ $rc -ne 0 ]; then
 		# A failed build never boots: the VM would load what an earlier
 		# run left, or nothing.
 		[ $F -gt "$f0" ] || { tail -n 5 "$logf" | sed 's/^/    /'
-			echo "FAIL build-$line: build.sh exited with status $rc (log: ${logf#"$REPO"/})"; }
-		echo "FAIL vm-$line: not booted, the build failed"
+			say_fail "FAIL build-$line: build.sh exited with status $rc (log: ${logf#"$REPO"/})"; }
+		say_fail "FAIL vm-$line: not booted, the build failed"
 		F=$((F + (F > f0 ? 1 : 2)))
 		finish_group "$line" $(( $(now) - t )); continue
 	fi
@@ -239,8 +254,9 @@ for line in "${LINES[@]}"; do
 	fi
 	"$TB_DIR/vm.sh" --kernel "$line" --no-prepare ${VM_SMP:+--smp $VM_SMP} \
 		${VM_MEM:+--mem $VM_MEM} 2>&1 | tee "$logf"
+	GROUP_LOGS+=("$logf")
 	if ! summary_of "$logf"; then
-		echo "FAIL vm-$line: the VM run printed no summary (log: ${logf#"$REPO"/})"
+		say_fail "FAIL vm-$line: the VM run printed no summary (log: ${logf#"$REPO"/})"
 		F=$((F + 1))
 	fi
 	lw=$(sed -n 's/.*got the VM lock after \([0-9]*\)s.*/\1/p' "$logf" | tail -n 1)
@@ -259,6 +275,7 @@ done
 
 echo "== summary ($(( $(now) - T0 ))s)"
 printf '%s\n' "${SUMMARY[@]}"
+[ ${#FAILS[@]} -eq 0 ] || { echo "== failed"; printf '%s\n' "${FAILS[@]}"; }
 echo "$TP passed, $TF failed, $TS skipped"
 [ $TF -eq 0 ]
 exit

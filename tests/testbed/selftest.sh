@@ -10,8 +10,8 @@
 #     harness mid-run, and one after it that therefore never runs: vm.sh
 #     must exit non-zero with a FAIL naming each;
 #  2. a build that fails: make check-quick on a copy of the tree whose
-#     source does not compile must exit non-zero, say which build failed,
-#     and boot nothing;
+#     source does not compile must exit non-zero, say which build failed
+#     (and name it again after the summary), and boot nothing;
 #  3. the VM suites' helpers that once could not fail, each fed the broken
 #     input it must refuse (no VM needed): share_check an analysis that
 #     crashed, wait_drain a qdisc dump that printed nothing, pg_w a
@@ -81,6 +81,8 @@ rc=$?
 if [ $rc -ne 0 ]; then pass selftest-build-exit-status
 else fail selftest-build-exit-status "check-quick exited 0 on a tree that cannot build (log: ${log#"$REPO"/})"; fi
 expect selftest-build-named "the failed build was not named" "$log" "^FAIL build-$LINE-softmq: make failed"
+expect selftest-build-listed "the failed build was not listed after the summary" "$log" \
+	"^$LINE: FAIL build-$LINE-softmq: make failed"
 expect selftest-build-no-boot "the VM was not refused after the failed build" "$log" \
 	"^FAIL vm-$LINE: not booted, the build failed"
 if grep -q 'guest ready' "$log"; then
