@@ -41,7 +41,8 @@
 #                  seen that is not a retransmission of bytes already seen
 #                  (key flow; key cpu reports it)
 #   tcp-*-identity as for UDP, enqueued from the clsact counter (gso: a
-#                  SKIP when no skb went through the rings)
+#                  SKIP when no skb went through the rings; nogso: such a
+#                  run is made once more before anything is reported)
 # (xstats.bypassed with GSO is checked in 30-backlog.sh, behind a backlog.)
 # make check runs the key cpu cases on the lines tests/vm/quick-plan names
 # for 20-traffic.sh:cpu; make check-full everywhere.
@@ -144,8 +145,8 @@ run_udp() {   # run_udp KEY MIGRATE TAG
 	ina tc qdisc del dev veth0 clsact
 }
 
-run_tcp() {   # run_tcp KEY gso|nogso
-	local key=$1 mode=$2 pre="traffic-$1-tcp-$2"
+run_tcp() {   # run_tcp KEY gso|nogso [TRY]
+	local key=$1 mode=$2 try=${3:-1} pre="traffic-$1-tcp-$2"
 	local pcap=$SMQ_OUT/tcp-$key-$mode.pcap res=$SMQ_OUT/tcp-$key-$mode
 	ina tc qdisc del dev veth0 root 2>/dev/null
 	ina tc qdisc del dev veth0 clsact 2>/dev/null
@@ -166,6 +167,16 @@ run_tcp() {   # run_tcp KEY gso|nogso
 	rs1=$(ina nstat -az TcpRetransSegs | awk '/TcpRetransSegs/ {print $2}')
 	local capdrop
 	cap_stop "$pcap"; capdrop=$CAP_DROP
+	# Without GSO the 2 s usually queue thousands of segments, but not
+	# always (key cpu on 7.2-rt: 27 once, in one CPU's ring): a run that
+	# queued nothing cannot check the identity under queueing, so it is
+	# run once more before any case is reported.
+	if [ "$mode" = nogso ] && [ "$try" = 1 ] && [ $irc -eq 0 ] && ! rings_used ina veth0; then
+		note "$pre: the rings carried nothing ($RINGS_NOTE): run again"
+		ina tc qdisc del dev veth0 clsact
+		run_tcp "$key" "$mode" 2
+		return
+	fi
 	$FLOWS analyze --tcp "$pcap" > "$res.json"
 	local enq sentb recvb
 	enq=$(egress_count ina veth0)
