@@ -131,17 +131,24 @@ prio_run() {   # prio_run NAME KEY BANDS -> writes $SMQ_OUT/NAME.json (band 0 wi
 		return 1
 	cap_start "$INA" sd0 "$res.pcap" udp || return 1
 	# flows 1 (prio 0: band 1) and 2 (prio 1: band 2) for 3.5 s; flow 0
-	# (prio 6: band 0) from 1.2 s to 2.7 s.  Both sender processes are
-	# started first and wait for their start file (python starts slowly
-	# under TCG).
-	rm -f "$res.go12" "$res.go0"
+	# (prio 6: band 0) from 1.2 s to 2.7 s.  The three sender processes
+	# are started first, say when their sockets are ready and wait for
+	# their start file: python starts slowly under TCG (on a loaded
+	# 7.2-rt once slower than the 2.7 s a fixed sleep gave it, and all
+	# three started at once: no "before" window).
+	rm -f "$res.go12" "$res.go0" "$res.ready"*
 	$INA $FLOWS send --dst $IP_D --first 1 --flows 2 --procs 2 --cpus "$CPUS" --duration 3.5 \
-		--size 500 --prio 0,1 --sndbuf $FAIR_SNDBUF --start-file "$res.go12" > "$res.send12.json" &
+		--size 500 --prio 0,1 --sndbuf $FAIR_SNDBUF --start-file "$res.go12" \
+		--ready-file "$res.ready12" > "$res.send12.json" &
 	local p12=$!
 	$INA $FLOWS send --dst $IP_D --first 0 --flows 1 --procs 1 --cpus "$CPUS" --duration 1.5 \
-		--size 500 --prio 6 --sndbuf $FAIR_SNDBUF --start-file "$res.go0" > "$res.send0.json" &
-	local p0=$!
-	sleep 1.5
+		--size 500 --prio 6 --sndbuf $FAIR_SNDBUF --start-file "$res.go0" \
+		--ready-file "$res.ready0" > "$res.send0.json" &
+	local p0=$! i
+	for i in $(seq 300); do
+		[ -e "$res.ready12.0" ] && [ -e "$res.ready12.1" ] && [ -e "$res.ready0.0" ] && break
+		sleep 0.1
+	done
 	touch "$res.go12"
 	sleep 1.2
 	touch "$res.go0"

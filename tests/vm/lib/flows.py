@@ -31,6 +31,9 @@ send
                      cut into SEG-byte datagrams (only the first carries the
                      header above)
   --start-file F     wait until F exists before sending (synchronised start)
+  --ready-file F     each sender process creates F.<process index> once its
+                     sockets are set up (python starts slowly under TCG:
+                     the caller waits for these before its start files)
   Sockets use IP_RECVERR, so a packet the qdisc drops fails sendto with
   ENOBUFS and is counted as "enobufs"; "ok" packets were accepted by the
   qdisc (or sent by it directly).  Other errors are counted per errno.
@@ -133,6 +136,8 @@ def sender(p, flows, a, cpus, wfd):
         socks.append([s, f, prio, bytearray(size), (a.dst, a.dport + f), 0])
         rep[f] = {"ok": 0, "enobufs": 0}
     errs = {}
+    if a.ready_file:
+        open("%s.%d" % (a.ready_file, p), "w").close()
     if a.start_file:
         while not os.path.exists(a.start_file) and not STOP:
             time.sleep(0.005)
@@ -548,6 +553,7 @@ def main():
     s.add_argument("--sport", type=int, default=20000)
     s.add_argument("--dport", type=int, default=30000)
     s.add_argument("--start-file", default="")
+    s.add_argument("--ready-file", default="")
     z = sub.add_parser("analyze")
     z.add_argument("pcap")
     z.add_argument("--tcp", action="store_true")
