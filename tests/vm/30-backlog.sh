@@ -61,7 +61,7 @@ RATE=2000
 # buffer per flow (about a second of backlog even for the small frames)
 # leave them a 2x margin; the windows still hold > 2000 (fair) and > 1000
 # (prio) packets.
-FAIR_RATE=1000 FAIR_SNDBUF=1048576
+SHARE_RATE=1000 SHARE_SNDBUF=1048576
 IP_D=$SD_DST
 KEYS=flow
 part_runs 30-backlog.sh:cpu && KEYS="flow cpu"
@@ -99,12 +99,12 @@ share_check() {
 
 fair_flow() {
 	local res=$SMQ_OUT/fair-flow
-	sd_setup && slowdev_set rate_pps $FAIR_RATE && slowdev_set loop 0 &&
+	sd_setup && slowdev_set rate_pps $SHARE_RATE && slowdev_set loop 0 &&
 		sd_qdisc key flow bands 1 depth 1024 ||
 		{ fail backlog-fair-flow "setup"; return; }
 	cap_start "$INA" sd0 "$res.pcap" udp || { fail backlog-fair-flow "tcpdump"; return; }
 	$INA $FLOWS send --dst $IP_D --flows 3 --procs 3 --cpus "$CPUS" --duration 3 \
-		--size 1400,400,64 --sndbuf $FAIR_SNDBUF > "$res.send.json"
+		--size 1400,400,64 --sndbuf $SHARE_SNDBUF > "$res.send.json"
 	cap_stop "$res.pcap"
 	$FLOWS analyze "$res.pcap" --share 0,1,2 > "$res.json"
 	share_check backlog-fair-flow "$res.json" 0,1,2 0.10 "$res.send.json"
@@ -115,11 +115,11 @@ fair_flow() {
 fair_cpu() {
 	local res=$SMQ_OUT/fair-cpu
 	if [ "$NCPU" -lt 2 ]; then skip backlog-fair-cpu "one CPU"; return; fi
-	sd_setup && slowdev_set rate_pps $FAIR_RATE && sd_qdisc key cpu bands 1 depth 1024 ||
+	sd_setup && slowdev_set rate_pps $SHARE_RATE && sd_qdisc key cpu bands 1 depth 1024 ||
 		{ fail backlog-fair-cpu "setup"; return; }
 	cap_start "$INA" sd0 "$res.pcap" udp || { fail backlog-fair-cpu "tcpdump"; return; }
 	$INA $FLOWS send --dst $IP_D --flows 2 --procs 2 --cpus 0,1 --duration 3 \
-		--size 1400,64 --sndbuf $FAIR_SNDBUF > "$res.send.json"
+		--size 1400,64 --sndbuf $SHARE_SNDBUF > "$res.send.json"
 	cap_stop "$res.pcap"
 	$FLOWS analyze "$res.pcap" --share 0,1 > "$res.json"
 	share_check backlog-fair-cpu "$res.json" 0,1 0.10 "$res.send.json"
@@ -127,7 +127,7 @@ fair_cpu() {
 
 prio_run() {   # prio_run NAME KEY BANDS -> writes $SMQ_OUT/NAME.json (band 0 window)
 	local name=$1 key=$2 bands=$3 res=$SMQ_OUT/$1
-	sd_setup && slowdev_set rate_pps $FAIR_RATE && sd_qdisc key "$key" bands "$bands" depth 1024 ||
+	sd_setup && slowdev_set rate_pps $SHARE_RATE && sd_qdisc key "$key" bands "$bands" depth 1024 ||
 		return 1
 	cap_start "$INA" sd0 "$res.pcap" udp || return 1
 	# flows 1 (prio 0: band 1) and 2 (prio 1: band 2) for 3.5 s; flow 0
@@ -138,11 +138,11 @@ prio_run() {   # prio_run NAME KEY BANDS -> writes $SMQ_OUT/NAME.json (band 0 wi
 	# three started at once: no "before" window).
 	rm -f "$res.go12" "$res.go0" "$res.ready"*
 	$INA $FLOWS send --dst $IP_D --first 1 --flows 2 --procs 2 --cpus "$CPUS" --duration 3.5 \
-		--size 500 --prio 0,1 --sndbuf $FAIR_SNDBUF --start-file "$res.go12" \
+		--size 500 --prio 0,1 --sndbuf $SHARE_SNDBUF --start-file "$res.go12" \
 		--ready-file "$res.ready12" > "$res.send12.json" &
 	local p12=$!
 	$INA $FLOWS send --dst $IP_D --first 0 --flows 1 --procs 1 --cpus "$CPUS" --duration 1.5 \
-		--size 500 --prio 6 --sndbuf $FAIR_SNDBUF --start-file "$res.go0" \
+		--size 500 --prio 6 --sndbuf $SHARE_SNDBUF --start-file "$res.go0" \
 		--ready-file "$res.ready0" > "$res.send0.json" &
 	local p0=$! i
 	for i in $(seq 300); do
@@ -180,7 +180,7 @@ prio() {
 		elif fcmp "$s0 >= 0.90 && $s1 >= 0.90"; then
 			pass "$name" "band 0 got $(awk "BEGIN{printf \"%.1f\", $s0*100}")% of $n0 packets while queued; band 1 vs band 2 before: $(awk "BEGIN{printf \"%.1f\", $s1*100}")%"
 		else
-			fail "$name" "band 0 (prio 6) got only $s0 of $n0 packets while backlogged; band 1 (prio 0) vs band 2 (prio 1) got $s1 before (>= 0.90 expected); the prio 6 sender handed over $(jqv "$res.send0.json" .ok) packets in 1.5 s, the device sends $FAIR_RATE/s"
+			fail "$name" "band 0 (prio 6) got only $s0 of $n0 packets while backlogged; band 1 (prio 0) vs band 2 (prio 1) got $s1 before (>= 0.90 expected); the prio 6 sender handed over $(jqv "$res.send0.json" .ok) packets in 1.5 s, the device sends $SHARE_RATE/s"
 		fi
 	done
 	local name=backlog-prio-bands1 res=$SMQ_OUT/backlog-prio-bands1
