@@ -4,8 +4,9 @@
 # One tc per line keeps the boot short: Debian's tc 6.1 on the 6.1 kernel,
 # the bookworm-backports tc 6.15 on 6.12 (both tc binaries run every plugin
 # case on the host in `make -C tc-plugin check`).  The 7.x lines run the
-# same operations in 10-lifecycle.sh.  make check runs it on 6.1 only
-# (tests/vm/quick-plan); 10-lifecycle.sh drives tc 6.15 on 6.12 there.
+# same operations in 10-lifecycle.sh.  make check leaves it to make
+# check-full (tests/vm/quick-plan: 10-lifecycle.sh, which drives tc 6.1
+# and 6.15, and the netlink fuzzer cover the same options and bad values).
 set -u
 
 case "${SOFTMQ_LINE:-}" in
