@@ -40,7 +40,7 @@
  * the inline function from this kernel's headers (SOFTMQ_RESET_SEQLOCK).
  */
 #if !SOFTMQ_RESET_SEQLOCK
-#error "this kernel's qdisc_reset_all_tx_gt() resets a TCQ_F_NOLOCK qdisc without its seqlock (no 2026 fix): softmq's reset could race its dequeue; build for a kernel that has the fix"
+#error "qdisc_reset_all_tx_gt() takes no seqlock on this kernel: softmq needs its 2026 fix"
 #endif
 
 #endif /* _SOFTMQ_COMPAT_H */
