@@ -1031,8 +1031,8 @@ static struct sk_buff *softmq_peek(struct Qdisc *sch)
  */
 static void softmq_table_purge(struct Qdisc *sch, struct softmq_table *t)
 {
-	long quantum = sch ? READ_ONCE(((struct softmq_sched_data *)
-					qdisc_priv(sch))->cfg.quantum) : 0;
+	struct softmq_sched_data *q = sch ? qdisc_priv(sch) : NULL;
+	long quantum = q ? READ_ONCE(q->cfg.quantum) : 0;
 	unsigned int band, idx;
 	struct sk_buff *skb;
 
