@@ -9,8 +9,9 @@
  * consumer to its own, and a delta is folded into @count with one atomic add
  * once it reaches @batch either way.  So the shared line is written once a
  * batch, and @count differs from the true backlog by less than
- * (nr_cpu_ids + 1) * batch.  @count goes below zero when the consumer folds
- * packets whose charges still sit in a producer's delta.
+ * (nr_cpu_ids + 1) * batch, plus one charge per CPU caught between the two
+ * steps of a fold.  @count goes below zero when the consumer folds packets
+ * whose charges still sit in a producer's delta.
  *
  * Producers change their CPU's delta only with this_cpu_*() operations: each
  * is one step against interrupts and preemption, so a fold forced by an IPI
@@ -26,7 +27,9 @@
 #define _SOFTMQ_BOUND_H
 
 #include <linux/atomic.h>
+#include <linux/bits.h>
 #include <linux/compiler.h>
+#include <linux/limits.h>
 #include <linux/percpu.h>
 #include <linux/types.h>
 
@@ -119,15 +122,29 @@ static inline bool softmq_bound_set(struct softmq_bound *b, u32 max,
 				    u32 batch_max, unsigned int nr_cpus)
 {
 	u32 batch = max / 16 / nr_cpus;
+	u32 hard = max + max / 4;
 	bool shrank;
 
+	/*
+	 * @count is a long: with 32-bit longs a memory_limit near its 2 GiB
+	 * maximum would put hard past LONG_MAX, where the count wraps
+	 * negative and reads as under.  Queued skb memory cannot come near
+	 * that on such a kernel; keep the arithmetic sound anyway.
+	 */
+#if BITS_PER_LONG == 32
+	if (hard > LONG_MAX / 2) {
+		hard = LONG_MAX / 2;
+		if (max > hard)
+			max = hard;
+	}
+#endif
 	if (batch > batch_max)
 		batch = batch_max;
 	if (!batch)
 		batch = 1;
 	shrank = (s32)batch < READ_ONCE(b->batch);
 	WRITE_ONCE(b->max, max);
-	WRITE_ONCE(b->hard, max + max / 4);
+	WRITE_ONCE(b->hard, hard);
 	WRITE_ONCE(b->batch, (s32)batch);
 	return shrank;
 }

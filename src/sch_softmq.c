@@ -265,10 +265,12 @@ static u32 softmq_flow_hash(struct sk_buff *skb)
 /*
  * The CPU that sent @skb.  It is not always the one running enqueue: under
  * a classful parent, since 6.19 the CPU that drains the root's defer_list
- * enqueues every sender's skbs.  The core records the sender before the
- * qdisc (netdev_core_pick_tx() sets sender_cpu where it is not a CPU yet,
- * which also clears a receive path's napi_id in that union).  Without XPS
- * there is no record, and key cpu keys by the enqueueing CPU.
+ * enqueues every sender's skbs.  The core records a sender before the
+ * qdisc: netdev_core_pick_tx() sets sender_cpu where it holds no CPU yet
+ * (0, or a receive path's napi_id in that union).  A CPU an earlier hop
+ * recorded stays (a tunnel, a veth peer forwarding, mirred): its packets
+ * share that CPU's ring, which any CPU may push to.  Without XPS there is
+ * no record, and key cpu keys by the enqueueing CPU.
  */
 static unsigned int softmq_sender_cpu(const struct sk_buff *skb)
 {
@@ -693,9 +695,12 @@ static struct sk_buff *softmq_band_dequeue_new(struct Qdisc *sch,
 			 * It keeps the credit it has: a full quantum since it
 			 * went idle, less whatever the lap took from it if it
 			 * served the ring meanwhile (the rescan after MISSED
-			 * does not look for new rings): no extra quantum.
+			 * does not look for new rings): no extra quantum.  One
+			 * the lap left in debt is no new flow: the lap has it.
 			 */
 			softmq_flow(ring)->new_round = t->round[band];
+			if (ring->credit <= 0)
+				continue;
 			t->new_idx[band] = idx;
 			q->new_flow_count++;
 		} else {
@@ -1282,6 +1287,19 @@ static void softmq_bound_fold_cpu(void *arg)
 }
 
 /*
+ * Only CPUs whose deltas hold something: isolated CPUs that never sent
+ * through us get no IPI.  Read after the new batch is published: a CPU
+ * read as empty can have charged at most its one packet in flight since.
+ */
+static bool softmq_bound_cpu_holds(int cpu, void *arg)
+{
+	struct softmq_sched_data *q = arg;
+	const struct softmq_cpu_stats *cs = per_cpu_ptr(q->cpu_stats, cpu);
+
+	return READ_ONCE(cs->pkts_delta) || READ_ONCE(cs->mem_delta);
+}
+
+/*
  * A batch shrank: each CPU's delta may hold up to the old batch, which the
  * new limit's bound does not allow for, and a CPU that sends nothing more
  * would keep it unfolded for good.  Fold every CPU's now.  An offline CPU
@@ -1292,7 +1310,7 @@ static void softmq_bound_fold_all(struct softmq_sched_data *q)
 	int cpu;
 
 	cpus_read_lock();
-	on_each_cpu(softmq_bound_fold_cpu, q, 1);
+	on_each_cpu_cond(softmq_bound_cpu_holds, softmq_bound_fold_cpu, q, true);
 	for_each_possible_cpu(cpu) {
 		struct softmq_cpu_stats *cs = per_cpu_ptr(q->cpu_stats, cpu);
 
@@ -1350,6 +1368,17 @@ static void softmq_codel_set(struct softmq_sched_data *q,
 				  softmq_us_to_codel(cfg->ce_threshold);
 }
 
+/* Is a qdisc of @handle in @dev's tree below the root?  Under RTNL. */
+static bool softmq_qdisc_hashed(struct net_device *dev, u32 handle)
+{
+	struct Qdisc *q;
+
+	hash_for_each_possible(dev->qdisc_hash, q, hash, handle)
+		if (q->handle == handle)
+			return true;
+	return false;
+}
+
 /*
  * Does @sch serve one TX queue of several, as a child of mq or mqprio does?
  * Under RTNL, as init is.  A parent grafted in the device's tree says so by
@@ -1362,17 +1391,21 @@ static bool softmq_serves_one_txq(struct Qdisc *sch)
 {
 	struct net_device *dev = qdisc_dev(sch);
 	u32 major = TC_H_MAJ(sch->parent);
-	struct Qdisc *root, *q;
+	struct Qdisc *root;
 
 	if (sch->parent == TC_H_ROOT || dev->real_num_tx_queues <= 1)
 		return false;
 	root = rtnl_dereference(dev->qdisc);
-	if (!(root->flags & TCQ_F_BUILTIN) && TC_H_MAJ(root->handle) == major)
+	/*
+	 * No root yet, and a parent of major 0: the default mq being built
+	 * (the hash may still hold handle-0 default leaves of a root whose
+	 * destruction was deferred).
+	 */
+	if (root->flags & TCQ_F_BUILTIN)
+		return !major || !softmq_qdisc_hashed(dev, major);
+	if (TC_H_MAJ(root->handle) == major)
 		return root->flags & TCQ_F_MQROOT;
-	hash_for_each_possible(dev->qdisc_hash, q, hash, major)
-		if (q->handle == major)
-			return false;
-	return true;
+	return !softmq_qdisc_hashed(dev, major);
 }
 
 /*
@@ -1607,6 +1640,9 @@ static void softmq_reset(struct Qdisc *sch)
 	 * per-CPU counters a NOLOCK requeue raised; their packets were counted
 	 * as sent when we dequeued them, so they only leave the backlog.
 	 */
+	/* The purge's uncharges: an idle instance's counts are exact. */
+	softmq_uncharge_flush(q);
+
 	if (qdisc_is_percpu_stats(sch)) {
 		skb_queue_walk(&sch->gso_skb, skb) {
 			qdisc_qstats_cpu_backlog_dec(sch, skb);

@@ -109,14 +109,23 @@ static void test_levels(void)
 	      "limit 160: 200 (5/4) is the ceiling");
 
 	reset(&b, max, 128 << 10);
+	atomic_long_set(&b.count, (long)(max / 4));
+	check(softmq_bound_level(&b) == SOFTMQ_BOUND_UNDER, "memory_limit 2 GiB: 512 MiB is under");
+#if BITS_PER_LONG > 32
 	check(b.hard == max + max / 4, "memory_limit 2 GiB: hard 2.5 GiB fits u32");
-	atomic_long_set(&b.count, (long)(max / 2));
-	check(softmq_bound_level(&b) == SOFTMQ_BOUND_UNDER, "memory_limit 2 GiB: 1 GiB is under");
-	if (sizeof(long) > 4) {
-		atomic_long_set(&b.count, (long)max);
-		check(softmq_bound_level(&b) == SOFTMQ_BOUND_OVER,
-		      "memory_limit 2 GiB: 2 GiB is over");
+	atomic_long_set(&b.count, (long)max);
+	check(softmq_bound_level(&b) == SOFTMQ_BOUND_OVER,
+	      "memory_limit 2 GiB: 2 GiB is over");
+#else
+	{
+		/* long is 32 bits: max and hard capped below LONG_MAX */
+		check(b.hard == LONG_MAX / 2 && b.max <= b.hard,
+		      "memory_limit 2 GiB, 32-bit long: hard capped at LONG_MAX / 2");
+		atomic_long_set(&b.count, LONG_MAX / 2 + 10);
+		check(softmq_bound_level(&b) == SOFTMQ_BOUND_CEILING,
+		      "memory_limit 2 GiB, 32-bit long: a count past the cap is the ceiling");
 	}
+#endif
 }
 
 /* Random charges on 16 CPUs and uncharges by the consumer: exact sums. */
