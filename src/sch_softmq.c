@@ -26,6 +26,7 @@
  */
 
 #include <linux/bitmap.h>
+#include <linux/cpu.h>
 #include <linux/hash.h>
 #include <linux/kernel.h>
 #include <linux/log2.h>
@@ -46,9 +47,12 @@
 
 #include <uapi/softmq.h>
 #include "softmq_compat.h"
+#include "softmq_bound.h"
 #include "softmq_ring.h"
 
 #define SOFTMQ_MAX_BANDS	3
+/* Each ring is a class, minor band * rings + index + 1: 16 bits (TC_H_MIN). */
+#define SOFTMQ_MAX_CLASSES	TC_H_MIN_MASK
 /* How long change() waits for a previous geometry to drain, and how often it looks. */
 #define SOFTMQ_DRAIN_WAIT_MS	100
 #define SOFTMQ_DRAIN_POLL_MS	20
@@ -141,25 +145,12 @@ struct softmq_cpu_stats {
 	/* Keeps dump() from reading a torn u64 on 32-bit. */
 	struct u64_stats_sync	syncp;
 	u64_stats_t		cnt[SOFTMQ_CNT_MAX];
-	/* This CPU's producers' share of the two bounds, not yet folded. */
+	/*
+	 * This CPU's producers' share of the two bounds, not yet folded:
+	 * changed by this_cpu_*() only (include/softmq_bound.h).
+	 */
 	s32			pkts_delta;
 	s32			mem_delta;
-};
-
-/*
- * One admission bound (limit in packets, or memory_limit in bytes of skb
- * truesize), counted as percpu_counter counts but inline and for both
- * bounds at once: each CPU's producers add to the CPU's delta, the single
- * consumer to its own, and a delta is folded into @count with one atomic
- * add once it reaches @batch either way.  The shared line is written once
- * per batch, not once per packet, and @count is off by less than
- * (nr_cpu_ids + 1) * batch.
- */
-struct softmq_bound {
-	u32		max;	/* the configured limit */
-	u32		hard;	/* max + max/4: nothing gets past it */
-	s32		batch;	/* fold threshold, <= max/16/nr_cpu_ids */
-	atomic_long_t	count;
 };
 
 struct softmq_sched_data {
@@ -169,7 +160,7 @@ struct softmq_sched_data {
 	/* CoDel is on: producers stamp packets (an unstamped one reads as "now"). */
 	bool				timestamp;
 
-	/* Read by producers; each count written once a batch. */
+	/* Read by producers; each count written once a batch (softmq_bound.h). */
 	struct softmq_bound	pkts ____cacheline_aligned_in_smp;
 	struct softmq_bound	memory;
 
@@ -271,12 +262,33 @@ static u32 softmq_flow_hash(struct sk_buff *skb)
 	return skb_get_hash(skb);
 }
 
+/*
+ * The CPU that sent @skb.  It is not always the one running enqueue: under
+ * a classful parent, since 6.19 the CPU that drains the root's defer_list
+ * enqueues every sender's skbs.  The core records a sender before the
+ * qdisc: netdev_core_pick_tx() sets sender_cpu where it holds no CPU yet
+ * (0, or a receive path's napi_id in that union).  A CPU an earlier hop
+ * recorded stays (a tunnel, a veth peer forwarding, mirred): its packets
+ * share that CPU's ring, which any CPU may push to.  Without XPS there is
+ * no record, and key cpu keys by the enqueueing CPU.
+ */
+static unsigned int softmq_sender_cpu(const struct sk_buff *skb)
+{
+#ifdef CONFIG_XPS
+	unsigned int cpu = skb->sender_cpu - 1;
+
+	if (cpu < nr_cpu_ids)
+		return cpu;
+#endif
+	/* BH is off (or migration, on PREEMPT_RT): the CPU cannot change. */
+	return smp_processor_id();
+}
+
 static unsigned int softmq_ring_index(const struct softmq_table *t,
 				      struct sk_buff *skb)
 {
-	/* BH is off (or migration, on PREEMPT_RT): the CPU cannot change. */
 	if (t->key == SOFTMQ_KEY_CPU)
-		return smp_processor_id();
+		return softmq_sender_cpu(skb);
 	/* flows 1: nothing to choose, so no flow dissection for skbs without a hash */
 	if (t->nr_rings == 1)
 		return 0;
@@ -308,9 +320,11 @@ static void softmq_flow_free(struct softmq_ring *ring)
  * Rings are allocated on first use, so an instance costs only its pointer
  * table until flows show up.  Racing producers both allocate; the cmpxchg
  * (fully ordered, so the initialised ring is visible before the pointer)
- * picks one and the loser frees its copy.
+ * picks one and the loser frees its copy.  A ring starts with a full
+ * quantum, as an idle one is left (softmq_ring_visit()).
  */
-static struct softmq_ring *softmq_ring_lookup(struct softmq_table *t,
+static struct softmq_ring *softmq_ring_lookup(struct softmq_sched_data *q,
+					      struct softmq_table *t,
 					      unsigned int slot)
 {
 	struct softmq_ring *ring = READ_ONCE(t->rings[slot]);
@@ -325,6 +339,7 @@ static struct softmq_ring *softmq_ring_lookup(struct softmq_table *t,
 		return NULL;
 	ring = &flow->ring;
 	softmq_ring_init(ring, t->depth);
+	ring->credit = READ_ONCE(q->cfg.quantum);
 	old = cmpxchg(&t->rings[slot], NULL, ring);
 	if (old) {
 		kfree(flow);
@@ -355,31 +370,11 @@ static struct softmq_skb_cb *softmq_skb_cb(const struct sk_buff *skb)
 	return (struct softmq_skb_cb *)qdisc_skb_cb(skb)->data;
 }
 
-/* Add @n to the unfolded @delta of @b; fold it once it reaches the batch. */
-static void softmq_bound_add(struct softmq_bound *b, s32 *delta, s32 n)
-{
-	s32 batch = READ_ONCE(b->batch);
-	s32 v = *delta + n;
-
-	if (unlikely(v >= batch || v <= -batch)) {
-		atomic_long_add(v, &b->count);
-		v = 0;
-	}
-	/* dump() sums the deltas from other CPUs. */
-	WRITE_ONCE(*delta, v);
-}
-
-/*
- * Producer, with preemption off: its CPU's deltas are written only by
- * whoever runs on that CPU with preemption off (on PREEMPT_RT a BH-off
- * section alone does not keep another sender off the CPU).
- */
+/* Producer: @pkts packets of @bytes truesize more (or fewer) on this CPU. */
 static void softmq_charge(struct softmq_sched_data *q, s32 pkts, s32 bytes)
 {
-	struct softmq_cpu_stats *cs = this_cpu_ptr(q->cpu_stats);
-
-	softmq_bound_add(&q->pkts, &cs->pkts_delta, pkts);
-	softmq_bound_add(&q->memory, &cs->mem_delta, bytes);
+	softmq_bound_charge(&q->pkts, &q->cpu_stats->pkts_delta, pkts);
+	softmq_bound_charge(&q->memory, &q->cpu_stats->mem_delta, bytes);
 }
 
 /*
@@ -402,9 +397,9 @@ static void softmq_count(struct softmq_sched_data *q,
 /* Consumer: @skb leaves the queue (sent, or freed by reset). */
 static void softmq_uncharge(struct softmq_sched_data *q, struct sk_buff *skb)
 {
-	softmq_bound_add(&q->pkts, &q->deq_pkts, -1);
-	softmq_bound_add(&q->memory, &q->deq_mem,
-			 -(s32)softmq_skb_cb(skb)->mem_usage);
+	softmq_bound_uncharge(&q->pkts, &q->deq_pkts, -1);
+	softmq_bound_uncharge(&q->memory, &q->deq_mem,
+			      -(s32)softmq_skb_cb(skb)->mem_usage);
 }
 
 /*
@@ -413,14 +408,8 @@ static void softmq_uncharge(struct softmq_sched_data *q, struct sk_buff *skb)
  */
 static void softmq_uncharge_flush(struct softmq_sched_data *q)
 {
-	if (q->deq_pkts) {
-		atomic_long_add(q->deq_pkts, &q->pkts.count);
-		WRITE_ONCE(q->deq_pkts, 0);
-	}
-	if (q->deq_mem) {
-		atomic_long_add(q->deq_mem, &q->memory.count);
-		WRITE_ONCE(q->deq_mem, 0);
-	}
+	softmq_bound_flush(&q->pkts, &q->deq_pkts);
+	softmq_bound_flush(&q->memory, &q->deq_mem);
 }
 
 enum softmq_verdict {
@@ -428,16 +417,6 @@ enum softmq_verdict {
 	SOFTMQ_OVERLIMIT,
 	SOFTMQ_OVERMEMORY,
 };
-
-/* 0 below max, 1 from max to hard, 2 at hard or above. */
-static int softmq_bound_level(const struct softmq_bound *b)
-{
-	long n = atomic_long_read(&b->count);
-
-	if (likely(n < READ_ONCE(b->max)))
-		return 0;
-	return n < READ_ONCE(b->hard) ? 1 : 2;
-}
 
 /*
  * Admission against limit and memory_limit, without a lock and without a
@@ -454,26 +433,31 @@ static int softmq_bound_level(const struct softmq_bound *b)
  * limit, see softmq_bound_set()), and each CPU may add the packet it is
  * admitting, so the backlog stays under limit * 21/16 + nr_cpu_ids
  * packets and the memory under memory_limit * 21/16 + nr_cpu_ids skbs.
+ * "Each CPU": admission and charge run in one preempt-off section, so on
+ * PREEMPT_RT too at most one admitted packet per CPU is not yet charged.
  */
 static enum softmq_verdict softmq_admit(struct softmq_sched_data *q,
 					const struct softmq_table *t,
 					const struct softmq_ring *ring,
 					u32 truesize)
 {
-	int over_pkts = softmq_bound_level(&q->pkts);
-	int over_mem = softmq_bound_level(&q->memory);
+	enum softmq_bound_level over_pkts = softmq_bound_level(&q->pkts);
+	enum softmq_bound_level over_mem = softmq_bound_level(&q->memory);
 	u32 rings, share;
 
-	if (likely(!over_pkts && !over_mem))
+	if (likely(over_pkts == SOFTMQ_BOUND_UNDER &&
+		   over_mem == SOFTMQ_BOUND_UNDER))
 		return SOFTMQ_ADMIT;
-	if (over_pkts < 2 && over_mem < 2) {
+	if (over_pkts != SOFTMQ_BOUND_CEILING &&
+	    over_mem != SOFTMQ_BOUND_CEILING) {
 		rings = max(atomic_read(&t->allocated), 1);
 		share = min(READ_ONCE(q->pkts.max) / rings,
 			    READ_ONCE(q->memory.max) / rings / max(truesize, 1U));
 		if (softmq_ring_len(ring) < max(share, 1U))
 			return SOFTMQ_ADMIT;
 	}
-	return over_pkts ? SOFTMQ_OVERLIMIT : SOFTMQ_OVERMEMORY;
+	return over_pkts != SOFTMQ_BOUND_UNDER ? SOFTMQ_OVERLIMIT :
+						 SOFTMQ_OVERMEMORY;
 }
 
 static int softmq_enqueue(struct sk_buff *skb, struct Qdisc *sch,
@@ -493,20 +477,12 @@ static int softmq_enqueue(struct sk_buff *skb, struct Qdisc *sch,
 	band = softmq_band(t, skb);
 	idx = softmq_ring_index(t, skb);
 
-	ring = softmq_ring_lookup(t, band * t->nr_rings + idx);
+	ring = softmq_ring_lookup(q, t, band * t->nr_rings + idx);
 	if (unlikely(!ring)) {
 		softmq_count(q, SOFTMQ_CNT_NOMEM, 1);
 		return softmq_drop(skb, sch, to_free);
 	}
 
-	verdict = softmq_admit(q, t, ring, truesize);
-	if (unlikely(verdict != SOFTMQ_ADMIT)) {
-		if (verdict == SOFTMQ_OVERLIMIT)
-			softmq_count(q, SOFTMQ_CNT_OVERLIMIT, 1);
-		else
-			softmq_count(q, SOFTMQ_CNT_OVERMEMORY, 1);
-		return softmq_drop(skb, sch, to_free);
-	}
 	softmq_skb_cb(skb)->mem_usage = truesize;
 	softmq_skb_cb(skb)->enqueue_time = READ_ONCE(q->timestamp) ?
 					   codel_get_time() : 0;
@@ -519,18 +495,31 @@ static int softmq_enqueue(struct sk_buff *skb, struct Qdisc *sch,
 	 * would hold back every sender of the ring (with key cpu, every task
 	 * on this CPU, SCHED_FIFO ones included) with no lock to boost it.
 	 * Keep those two stores on the CPU; elsewhere BH-off already does.
-	 * The charge (and the ring's byte count) goes before the push, which
-	 * publishes @skb to the consumer: its uncharge never comes first.
+	 * Admission and charge go in the same section: a sender preempted
+	 * between them would be one more admitted packet the counts do not
+	 * show yet, per preempted sender rather than per CPU.  The charge (and
+	 * the ring's byte count) goes before the push, which publishes @skb to
+	 * the consumer: its uncharge never comes first.
 	 */
 	preempt_disable();
-	softmq_charge(q, 1, truesize);
-	softmq_ring_account(ring, pkt_len);
-	res = softmq_ring_push(ring, skb, &retries);
-	if (unlikely(res == SOFTMQ_PUSH_FULL)) {
-		softmq_ring_account(ring, -(long)pkt_len);
-		softmq_charge(q, -1, -(s32)truesize);
+	verdict = softmq_admit(q, t, ring, truesize);
+	if (likely(verdict == SOFTMQ_ADMIT)) {
+		softmq_charge(q, 1, truesize);
+		softmq_ring_account(ring, pkt_len);
+		res = softmq_ring_push(ring, skb, &retries);
+		if (unlikely(res == SOFTMQ_PUSH_FULL)) {
+			softmq_ring_account(ring, -(long)pkt_len);
+			softmq_charge(q, -1, -(s32)truesize);
+		}
 	}
 	preempt_enable();
+	if (unlikely(verdict != SOFTMQ_ADMIT)) {
+		if (verdict == SOFTMQ_OVERLIMIT)
+			softmq_count(q, SOFTMQ_CNT_OVERLIMIT, 1);
+		else
+			softmq_count(q, SOFTMQ_CNT_OVERMEMORY, 1);
+		return softmq_drop(skb, sch, to_free);
+	}
 	if (unlikely(retries))
 		softmq_count(q, SOFTMQ_CNT_PUSH_RETRIES, retries);
 	if (unlikely(res == SOFTMQ_PUSH_FULL)) {
@@ -702,8 +691,16 @@ static struct sk_buff *softmq_band_dequeue_new(struct Qdisc *sch,
 			 */
 			if (softmq_flow(ring)->new_round == t->round[band])
 				return NULL;
+			/*
+			 * It keeps the credit it has: a full quantum since it
+			 * went idle, less whatever the lap took from it if it
+			 * served the ring meanwhile (the rescan after MISSED
+			 * does not look for new rings): no extra quantum.  One
+			 * the lap left in debt is no new flow: the lap has it.
+			 */
 			softmq_flow(ring)->new_round = t->round[band];
-			ring->credit = READ_ONCE(q->cfg.quantum);
+			if (ring->credit <= 0)
+				continue;
 			t->new_idx[band] = idx;
 			q->new_flow_count++;
 		} else {
@@ -1032,13 +1029,15 @@ static struct sk_buff *softmq_peek(struct Qdisc *sch)
 /*
  * Consumer (or with no producer left): free every queued packet (counted
  * against @sch's stats by reset(); destroy() passes NULL) and leave
- * @t as a fresh table is, each ring idle and unmarked, each band unhinted,
- * cursors and deficits at zero, through the same retire handshakes as
+ * @t as a fresh table is, each ring idle and unmarked with a full quantum,
+ * each band unhinted, cursors at zero, through the same retire handshakes as
  * dequeue.  A ring with a push in flight keeps its mark (and its band its
  * hint): that packet is the producer's to run, as after any dequeue.
  */
 static void softmq_table_purge(struct Qdisc *sch, struct softmq_table *t)
 {
+	struct softmq_sched_data *q = sch ? qdisc_priv(sch) : NULL;
+	long quantum = q ? READ_ONCE(q->cfg.quantum) : 0;
 	unsigned int band, idx;
 	struct sk_buff *skb;
 
@@ -1057,7 +1056,7 @@ static void softmq_table_purge(struct Qdisc *sch, struct softmq_table *t)
 				else
 					kfree_skb(skb);
 			}
-			ring->credit = 0;
+			ring->credit = quantum;
 			codel_vars_init(&softmq_flow(ring)->cvars);
 			if (test_bit(idx, active))
 				softmq_ring_retire(ring, active, idx);
@@ -1258,6 +1257,11 @@ static int softmq_parse(struct nlattr *opt, struct softmq_config *cfg,
 		}
 	}
 
+	if ((u64)softmq_nr_rings(cfg) * cfg->bands > SOFTMQ_MAX_CLASSES) {
+		NL_SET_ERR_MSG_MOD(extack,
+				   "flows x bands exceeds 65535: each ring is a class, and class ids have 16 bits");
+		return -EINVAL;
+	}
 	if (softmq_geometry_bytes(cfg) > SOFTMQ_MEM_CAP) {
 		NL_SET_ERR_MSG_MOD(extack,
 				   "flows x depth x bands exceeds the 128 MiB memory cap");
@@ -1273,24 +1277,56 @@ static bool softmq_geometry_equal(const struct softmq_config *a,
 	       a->depth == b->depth && a->bands == b->bands && a->key == b->key;
 }
 
-/*
- * Producers read the three fields without a lock and may see a mix of old
- * and new ones for a moment; each mix still admits within the larger of
- * the two limits' bounds.  Lowering a limit below the backlog drops
- * nothing queued: new packets are refused until the backlog falls below.
- */
-static void softmq_bound_set(struct softmq_bound *b, u32 max, u32 batch_max)
+/* On each CPU (an IPI), or for an offline one: fold its deltas into the counts. */
+static void softmq_bound_fold_cpu(void *arg)
 {
-	u32 batch = max / 16 / nr_cpu_ids;
+	struct softmq_sched_data *q = arg;
 
-	WRITE_ONCE(b->max, max);
-	WRITE_ONCE(b->hard, max + max / 4);
-	WRITE_ONCE(b->batch, clamp_t(u32, batch, 1, batch_max));
+	softmq_bound_fold_this_cpu(&q->pkts, &q->cpu_stats->pkts_delta);
+	softmq_bound_fold_this_cpu(&q->memory, &q->cpu_stats->mem_delta);
+}
+
+/*
+ * Only CPUs whose deltas hold something: isolated CPUs that never sent
+ * through us get no IPI.  Read after the new batch is published: a CPU
+ * read as empty can have charged at most its one packet in flight since.
+ */
+static bool softmq_bound_cpu_holds(int cpu, void *arg)
+{
+	struct softmq_sched_data *q = arg;
+	const struct softmq_cpu_stats *cs = per_cpu_ptr(q->cpu_stats, cpu);
+
+	return READ_ONCE(cs->pkts_delta) || READ_ONCE(cs->mem_delta);
+}
+
+/*
+ * A batch shrank: each CPU's delta may hold up to the old batch, which the
+ * new limit's bound does not allow for, and a CPU that sends nothing more
+ * would keep it unfolded for good.  Fold every CPU's now.  An offline CPU
+ * runs no producer; cpus_read_lock() keeps it so while we fold for it.
+ */
+static void softmq_bound_fold_all(struct softmq_sched_data *q)
+{
+	int cpu;
+
+	cpus_read_lock();
+	on_each_cpu_cond(softmq_bound_cpu_holds, softmq_bound_fold_cpu, q, true);
+	for_each_possible_cpu(cpu) {
+		struct softmq_cpu_stats *cs = per_cpu_ptr(q->cpu_stats, cpu);
+
+		if (cpu_online(cpu))
+			continue;
+		atomic_long_add(xchg(&cs->pkts_delta, 0), &q->pkts.count);
+		atomic_long_add(xchg(&cs->mem_delta, 0), &q->memory.count);
+	}
+	cpus_read_unlock();
 }
 
 static void softmq_set_config(struct softmq_sched_data *q,
 			      const struct softmq_config *cfg)
 {
+	bool shrank;
+
 	/* dump() may run without RTNL on newer kernels: publish each field. */
 	WRITE_ONCE(q->cfg.flows, cfg->flows);
 	WRITE_ONCE(q->cfg.depth, cfg->depth);
@@ -1305,8 +1341,13 @@ static void softmq_set_config(struct softmq_sched_data *q,
 	WRITE_ONCE(q->cfg.interval, cfg->interval);
 	WRITE_ONCE(q->cfg.ecn, cfg->ecn);
 	WRITE_ONCE(q->cfg.ce_threshold, cfg->ce_threshold);
-	softmq_bound_set(&q->pkts, cfg->limit, SOFTMQ_PKTS_BATCH_MAX);
-	softmq_bound_set(&q->memory, cfg->memory_limit, SOFTMQ_MEMORY_BATCH_MAX);
+	shrank = softmq_bound_set(&q->pkts, cfg->limit, SOFTMQ_PKTS_BATCH_MAX,
+				  nr_cpu_ids);
+	if (softmq_bound_set(&q->memory, cfg->memory_limit,
+			     SOFTMQ_MEMORY_BATCH_MAX, nr_cpu_ids))
+		shrank = true;
+	if (shrank)
+		softmq_bound_fold_all(q);
 }
 
 static codel_time_t softmq_us_to_codel(u32 us)
@@ -1327,6 +1368,46 @@ static void softmq_codel_set(struct softmq_sched_data *q,
 				  softmq_us_to_codel(cfg->ce_threshold);
 }
 
+/* Is a qdisc of @handle in @dev's tree below the root?  Under RTNL. */
+static bool softmq_qdisc_hashed(struct net_device *dev, u32 handle)
+{
+	struct Qdisc *q;
+
+	hash_for_each_possible(dev->qdisc_hash, q, hash, handle)
+		if (q->handle == handle)
+			return true;
+	return false;
+}
+
+/*
+ * Does @sch serve one TX queue of several, as a child of mq or mqprio does?
+ * Under RTNL, as init is.  A parent grafted in the device's tree says so by
+ * TCQ_F_MQROOT.  A parent not in the tree yet is building its children in
+ * its own init, as mq and mqprio (and taprio) do, one per TX queue with
+ * the default qdisc; classful qdiscs such as htb, prio or tbf take a child
+ * only once they are in the tree.
+ */
+static bool softmq_serves_one_txq(struct Qdisc *sch)
+{
+	struct net_device *dev = qdisc_dev(sch);
+	u32 major = TC_H_MAJ(sch->parent);
+	struct Qdisc *root;
+
+	if (sch->parent == TC_H_ROOT || dev->real_num_tx_queues <= 1)
+		return false;
+	root = rtnl_dereference(dev->qdisc);
+	/*
+	 * No root yet, and a parent of major 0: the default mq being built
+	 * (the hash may still hold handle-0 default leaves of a root whose
+	 * destruction was deferred).
+	 */
+	if (root->flags & TCQ_F_BUILTIN)
+		return !major || !softmq_qdisc_hashed(dev, major);
+	if (TC_H_MAJ(root->handle) == major)
+		return root->flags & TCQ_F_MQROOT;
+	return !softmq_qdisc_hashed(dev, major);
+}
+
 /*
  * fq_codel's limits for an instance that serves a whole device.  One that
  * serves one TX queue of several (a child of mq, as default_qdisc makes
@@ -1339,7 +1420,7 @@ static void softmq_default_limits(struct Qdisc *sch, struct softmq_config *cfg)
 
 	cfg->limit = SOFTMQ_LIMIT_DEFAULT;
 	cfg->memory_limit = SOFTMQ_MEMORY_LIMIT_DEFAULT;
-	if (sch->parent != TC_H_ROOT && txqs > 1) {
+	if (softmq_serves_one_txq(sch)) {
 		cfg->limit = max(cfg->limit / txqs, SOFTMQ_LIMIT_QUEUE_MIN);
 		cfg->memory_limit = max(cfg->memory_limit / txqs,
 					SOFTMQ_MEMORY_LIMIT_QUEUE_MIN);
@@ -1559,6 +1640,9 @@ static void softmq_reset(struct Qdisc *sch)
 	 * per-CPU counters a NOLOCK requeue raised; their packets were counted
 	 * as sent when we dequeued them, so they only leave the backlog.
 	 */
+	/* The purge's uncharges: an idle instance's counts are exact. */
+	softmq_uncharge_flush(q);
+
 	if (qdisc_is_percpu_stats(sch)) {
 		skb_queue_walk(&sch->gso_skb, skb) {
 			qdisc_qstats_cpu_backlog_dec(sch, skb);

@@ -31,4 +31,16 @@
  * drops in place on every line.
  */
 
+/*
+ * softmq_reset() purges the rings as the consumer: it must never run beside
+ * softmq_dequeue().  The core's reset paths hold the seqlock of a NOLOCK
+ * qdisc, except qdisc_reset_all_tx_gt() (ethtool -L shrinking the TX
+ * queues) on kernels older than its 2026 fix, which took only the qdisc
+ * lock: a purge there could race a dequeue on another CPU.  Kbuild reads
+ * the inline function from this kernel's headers (SOFTMQ_RESET_SEQLOCK).
+ */
+#if !SOFTMQ_RESET_SEQLOCK
+#error "qdisc_reset_all_tx_gt() takes no seqlock on this kernel: softmq needs its 2026 fix"
+#endif
+
 #endif /* _SOFTMQ_COMPAT_H */

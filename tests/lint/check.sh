@@ -88,4 +88,38 @@ else
 	done
 fi
 
+# ---------------------------------------------------------------- reset guard
+# Kbuild reads qdisc_reset_all_tx_gt() from the kernel's headers and
+# softmq_compat.h refuses a kernel where it resets a NOLOCK qdisc without
+# its seqlock.  The guard must fire on such a header: the first line's
+# function with its seqlock lines taken out, given to Kbuild in place of
+# the real one (SOFTMQ_SCH_GENERIC on make's command line).
+line="" hdr=""
+for l in "${LINES[@]}"; do case $l in 6.*) line=$l; break;; esac; done
+if [ -n "$line" ]; then
+	kdir=$("$TB/kernels.sh" path kdir "$line" 2>/dev/null)
+	# Debian's headers: the flavour's Makefile includes the -common tree's
+	common=$(sed -n 's|^include \(/.*\)/Makefile$|\1|p' "$kdir/Makefile" 2>/dev/null)
+	hdr=$(ls "$kdir/include/net/sch_generic.h" "$common/include/net/sch_generic.h" 2>/dev/null | head -n 1)
+fi
+src=$OUT/reset-guard log=$OUT/reset-guard.log
+if [ -z "$line" ]; then
+	skip reset-guard "no 6.x line given: the 7.x lines build in the sid chroot"
+elif [ -z "$hdr" ]; then
+	fail reset-guard "no include/net/sch_generic.h under $line's headers ($kdir)"
+elif ! sed -n '/^static inline void qdisc_reset_all_tx_gt/,/^}/p' "$hdr" | grep -q seqlock; then
+	fail reset-guard "$line's qdisc_reset_all_tx_gt() has no seqlock: the module cannot build there"
+else
+	rm -rf "$src"; mkdir -p "$src"
+	cp -r "$REPO/Kbuild" "$REPO/src" "$REPO/include" "$src/"
+	sed '/^static inline void qdisc_reset_all_tx_gt/,/^}/{/seqlock/d}' "$hdr" > "$src/sch_generic.h"
+	if make -C "$kdir" M="$src" SOFTMQ_SCH_GENERIC="$src/sch_generic.h" modules > "$log" 2>&1; then
+		fail reset-guard "built against a qdisc_reset_all_tx_gt() without the seqlock (log: ${log#"$REPO"/})"
+	elif ! grep -q 'takes no seqlock on this kernel' "$log"; then
+		fail reset-guard "the build failed, but not on the guard: $(grep -m 2 'error' "$log" | tr '\n' ' ')"
+	else
+		pass reset-guard "$line's headers with the seqlock taken out: the build stops at the guard"
+	fi
+fi
+
 cases_summary --skipped

@@ -33,6 +33,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n){(void)d;(void)n;return 0;
 else
 	miss+=(clang libclang-rt-14-dev)
 fi
+SRC='int main(void){return 0;}'
+have gcc && { try_cc gcc -m32 -static || miss+=(gcc-multilib); }
+# i386 binaries run natively where the kernel has IA32 emulation, else under qemu-i386
+{ have qemu-i386 || "$tmp/a.out" 2>/dev/null; } || miss+=(qemu-user)
 have spin || miss+=(spin)
 have python3 || miss+=(python3)
 [ "$what" = bench ] && { have valgrind || miss+=(valgrind); have callgrind_annotate || true; }

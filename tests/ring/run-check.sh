@@ -135,6 +135,13 @@ done
 build "$OUT/unit" && tap unit "$OUT/unit"
 build "$OUT/unit-kshim" && tap unit-kshim "$OUT/unit-kshim"
 build "$OUT/unit-asan" && tap unit-asan asan "$OUT/unit-asan"
+# include/softmq_bound.h: 64-bit and 32-bit longs (qemu-i386 where this
+# kernel cannot run i386 binaries)
+build "$OUT/bound" && tap bound "$OUT/bound"
+if build "$OUT/bound-m32"; then
+	if "$OUT/bound-m32" >/dev/null 2>&1; then tap bound-m32 "$OUT/bound-m32"
+	else tap bound-m32 qemu-i386 "$OUT/bound-m32"; fi
+fi
 
 # ---- the model --------------------------------------------------------------
 out=$(./check-model-map.py 2>&1)

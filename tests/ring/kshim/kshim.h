@@ -22,6 +22,7 @@ enum kshim_ev {
 	KSHIM_STORE_RELEASE,	/* reported just BEFORE the store */
 	KSHIM_SET_BIT,
 	KSHIM_CLEAR_BIT,
+	KSHIM_PCPU_ADD,		/* reported just AFTER this_cpu_add_return() */
 };
 
 extern void (*kshim_hook)(enum kshim_ev ev, const void *addr);

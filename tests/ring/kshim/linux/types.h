@@ -5,4 +5,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+typedef uint32_t u32;
+typedef int32_t s32;
 #endif

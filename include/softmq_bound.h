@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * softmq_bound.h - an admission bound (limit in packets, or memory_limit in
+ * bytes of skb truesize) that producers check and charge without writing a
+ * line that every CPU writes per packet.
+ *
+ * Counted as a percpu_counter counts, but inline and with a fold the control
+ * path can force: each CPU's producers add to that CPU's delta, the single
+ * consumer to its own, and a delta is folded into @count with one atomic add
+ * once it reaches @batch either way.  So the shared line is written once a
+ * batch, and @count differs from the true backlog by less than
+ * (nr_cpu_ids + 1) * batch, plus one charge per CPU caught between the two
+ * steps of a fold.  @count goes below zero when the consumer folds packets
+ * whose charges still sit in a producer's delta.
+ *
+ * Producers change their CPU's delta only with this_cpu_*() operations: each
+ * is one step against interrupts and preemption, so a fold forced by an IPI
+ * (softmq_bound_fold_this_cpu()) or a second sender of the same CPU (on
+ * PREEMPT_RT) that comes between two steps of softmq_bound_charge() moves
+ * value between the delta and @count without losing any: @count plus all
+ * deltas stays exact.
+ *
+ * Compiled into the module and into the userspace unit test
+ * (tests/ring/bound.c, also built with -m32) on top of tests/ring/kshim.
+ */
+#ifndef _SOFTMQ_BOUND_H
+#define _SOFTMQ_BOUND_H
+
+#include <linux/atomic.h>
+#include <linux/bits.h>
+#include <linux/compiler.h>
+#include <linux/limits.h>
+#include <linux/percpu.h>
+#include <linux/types.h>
+
+struct softmq_bound {
+	u32		max;	/* the configured limit */
+	u32		hard;	/* max + max/4: nothing gets past it */
+	s32		batch;	/* fold threshold, <= max/16/nr_cpu_ids */
+	atomic_long_t	count;
+};
+
+enum softmq_bound_level {
+	SOFTMQ_BOUND_UNDER,	/* below max: admit */
+	SOFTMQ_BOUND_OVER,	/* from max to hard: admit below the ring's share */
+	SOFTMQ_BOUND_CEILING,	/* hard or above: refuse */
+};
+
+static inline enum softmq_bound_level
+softmq_bound_level(const struct softmq_bound *b)
+{
+	long n = atomic_long_read(&b->count);
+
+	/*
+	 * Negative first: "long < u32" is an unsigned comparison where long
+	 * is 32 bits wide, and a negative count would read as huge there.
+	 */
+	if (n < 0 || (unsigned long)n < READ_ONCE(b->max))
+		return SOFTMQ_BOUND_UNDER;
+	if ((unsigned long)n < READ_ONCE(b->hard))
+		return SOFTMQ_BOUND_OVER;
+	return SOFTMQ_BOUND_CEILING;
+}
+
+/* Producer: @n more (or, undoing a charge, fewer) on this CPU. */
+static inline void softmq_bound_charge(struct softmq_bound *b,
+				       s32 __percpu *delta, s32 n)
+{
+	s32 batch = READ_ONCE(b->batch);
+	s32 v = this_cpu_add_return(*delta, n);
+
+	if (v >= batch || v <= -batch) {
+		this_cpu_sub(*delta, v);
+		atomic_long_add(v, &b->count);
+	}
+}
+
+/* Consumer only: @n more or fewer in its own @delta. */
+static inline void softmq_bound_uncharge(struct softmq_bound *b, s32 *delta,
+					 s32 n)
+{
+	s32 batch = READ_ONCE(b->batch);
+	s32 v = *delta + n;
+
+	if (v >= batch || v <= -batch) {
+		atomic_long_add(v, &b->count);
+		v = 0;
+	}
+	/* dump() reads it. */
+	WRITE_ONCE(*delta, v);
+}
+
+/* Consumer only, its queue found empty: fold what it holds back. */
+static inline void softmq_bound_flush(struct softmq_bound *b, s32 *delta)
+{
+	if (*delta) {
+		atomic_long_add(*delta, &b->count);
+		WRITE_ONCE(*delta, 0);
+	}
+}
+
+/* On the CPU whose delta it folds (an IPI), or with that CPU offline. */
+static inline void softmq_bound_fold_this_cpu(struct softmq_bound *b,
+					      s32 __percpu *delta)
+{
+	s32 v = this_cpu_xchg(*delta, 0);
+
+	if (v)
+		atomic_long_add(v, &b->count);
+}
+
+/*
+ * Producers read the three fields without a lock and may see a mix of old
+ * and new ones for a moment; each mix still admits within the larger of
+ * the two limits' bounds.  Lowering a limit drops nothing queued: new
+ * packets are refused until the backlog falls below it.  Returns true when
+ * the batch shrank: each CPU's delta may then hold up to the old batch,
+ * more than the new bound allows for, and the caller must fold them all
+ * (softmq_bound_fold_this_cpu() on each CPU).
+ */
+static inline bool softmq_bound_set(struct softmq_bound *b, u32 max,
+				    u32 batch_max, unsigned int nr_cpus)
+{
+	u32 batch = max / 16 / nr_cpus;
+	u32 hard = max + max / 4;
+	bool shrank;
+
+	/*
+	 * @count is a long: with 32-bit longs a memory_limit near its 2 GiB
+	 * maximum would put hard past LONG_MAX, where the count wraps
+	 * negative and reads as under.  Queued skb memory cannot come near
+	 * that on such a kernel; keep the arithmetic sound anyway.
+	 */
+#if BITS_PER_LONG == 32
+	if (hard > LONG_MAX / 2) {
+		hard = LONG_MAX / 2;
+		if (max > hard)
+			max = hard;
+	}
+#endif
+	if (batch > batch_max)
+		batch = batch_max;
+	if (!batch)
+		batch = 1;
+	shrank = (s32)batch < READ_ONCE(b->batch);
+	WRITE_ONCE(b->max, max);
+	WRITE_ONCE(b->hard, hard);
+	WRITE_ONCE(b->batch, (s32)batch);
+	return shrank;
+}
+
+#endif /* _SOFTMQ_BOUND_H */

@@ -1,0 +1,268 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * include/softmq_bound.h in userspace, through its kernel names (kshim/):
+ * the admission bound's arithmetic with up to 16 simulated CPUs.  Built
+ * twice, native and -m32 (where long is 32 bits wide, as on armhf and
+ * i386 kernels).  Prints "ok N - what" / "not ok N - what" lines.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NCPU	16
+
+struct cpu_delta {
+	int32_t	pkts;
+	int32_t	mem;
+};
+
+#define KSHIM_PCPU_STRIDE	sizeof(struct cpu_delta)
+#define __KERNEL__
+#include "softmq_bound.h"
+#undef __KERNEL__
+
+unsigned int kshim_cpu;
+void (*kshim_hook)(enum kshim_ev ev, const void *addr);
+
+static struct cpu_delta cpus[NCPU];
+static unsigned int nr_cpus = NCPU;
+static int tests, failed;
+
+static void check(int ok, const char *what)
+{
+	tests++;
+	if (!ok)
+		failed++;
+	printf("%sok %d - %s\n", ok ? "" : "not ", tests, what);
+}
+
+static void reset(struct softmq_bound *b, u32 max, u32 batch_max)
+{
+	memset(cpus, 0, sizeof(cpus));
+	memset(b, 0, sizeof(*b));
+	softmq_bound_set(b, max, batch_max, nr_cpus);
+}
+
+/* What the bound has counted, folded or not: the true backlog. */
+static long bound_total(struct softmq_bound *b, int32_t deq)
+{
+	long n = atomic_long_read(&b->count) + deq;
+	unsigned int c;
+
+	for (c = 0; c < NCPU; c++)
+		n += cpus[c].pkts;
+	return n;
+}
+
+static void charge_on(struct softmq_bound *b, unsigned int cpu, s32 n)
+{
+	kshim_cpu = cpu;
+	softmq_bound_charge(b, &cpus[0].pkts, n);
+}
+
+static void fold_all(struct softmq_bound *b)
+{
+	unsigned int c;
+
+	for (c = 0; c < NCPU; c++) {
+		kshim_cpu = c;
+		softmq_bound_fold_this_cpu(b, &cpus[0].pkts);
+	}
+}
+
+/* A negative count (the consumer folded first) admits, at any word size. */
+static void test_negative_count(void)
+{
+	struct softmq_bound b;
+	int32_t deq = 0;
+
+	reset(&b, 10240, 64);
+	/* One CPU queues 5, the consumer sends them and goes idle. */
+	charge_on(&b, 3, 5);
+	softmq_bound_uncharge(&b, &deq, -5);
+	softmq_bound_flush(&b, &deq);
+	check(atomic_long_read(&b.count) == -5 && bound_total(&b, deq) == 0,
+	      "consumer folds first: count -5, backlog 0");
+	check(softmq_bound_level(&b) == SOFTMQ_BOUND_UNDER,
+	      "a negative count is under the limit (32-bit: not read as huge)");
+	atomic_long_set(&b.count, LONG_MIN / 2);
+	check(softmq_bound_level(&b) == SOFTMQ_BOUND_UNDER,
+	      "a very negative count is under the limit");
+}
+
+static void test_levels(void)
+{
+	struct softmq_bound b;
+	/* memory_limit's largest value: hard is past LONG_MAX on 32-bit */
+	u32 max = 1U << 31;
+
+	reset(&b, 160, 64);
+	atomic_long_set(&b.count, 159);
+	check(softmq_bound_level(&b) == SOFTMQ_BOUND_UNDER, "limit 160: 159 is under");
+	atomic_long_set(&b.count, 160);
+	check(softmq_bound_level(&b) == SOFTMQ_BOUND_OVER, "limit 160: 160 is over");
+	atomic_long_set(&b.count, 199);
+	check(softmq_bound_level(&b) == SOFTMQ_BOUND_OVER, "limit 160: 199 is over");
+	atomic_long_set(&b.count, 200);
+	check(softmq_bound_level(&b) == SOFTMQ_BOUND_CEILING,
+	      "limit 160: 200 (5/4) is the ceiling");
+
+	reset(&b, max, 128 << 10);
+	atomic_long_set(&b.count, (long)(max / 4));
+	check(softmq_bound_level(&b) == SOFTMQ_BOUND_UNDER, "memory_limit 2 GiB: 512 MiB is under");
+#if BITS_PER_LONG > 32
+	check(b.hard == max + max / 4, "memory_limit 2 GiB: hard 2.5 GiB fits u32");
+	atomic_long_set(&b.count, (long)max);
+	check(softmq_bound_level(&b) == SOFTMQ_BOUND_OVER,
+	      "memory_limit 2 GiB: 2 GiB is over");
+#else
+	{
+		/* long is 32 bits: max and hard capped below LONG_MAX */
+		check(b.hard == LONG_MAX / 2 && b.max <= b.hard,
+		      "memory_limit 2 GiB, 32-bit long: hard capped at LONG_MAX / 2");
+		atomic_long_set(&b.count, LONG_MAX / 2 + 10);
+		check(softmq_bound_level(&b) == SOFTMQ_BOUND_CEILING,
+		      "memory_limit 2 GiB, 32-bit long: a count past the cap is the ceiling");
+	}
+#endif
+}
+
+/* Random charges on 16 CPUs and uncharges by the consumer: exact sums. */
+static void test_exact(void)
+{
+	struct softmq_bound b;
+	int32_t deq = 0;
+	long queued = 0;
+	int i, ok = 1;
+
+	reset(&b, 10240, 64);
+	srand(1);
+	for (i = 0; i < 200000; i++) {
+		if (queued && rand() % 2) {
+			softmq_bound_uncharge(&b, &deq, -1);
+			queued--;
+		} else {
+			charge_on(&b, rand() % NCPU, 1);
+			queued++;
+		}
+		if (bound_total(&b, deq) != queued)
+			ok = 0;
+		if (labs(atomic_long_read(&b.count) - queued) >=
+		    (long)(NCPU + 1) * b.batch)
+			ok = 0;
+	}
+	check(ok, "count + deltas == backlog; count within (CPUs + 1) x batch");
+}
+
+/* A fold from an interrupt between this_cpu_add_return() and the sub. */
+static struct softmq_bound *hook_bound;
+static void fold_in_between(enum kshim_ev ev, const void *addr)
+{
+	(void)addr;
+	if (ev == KSHIM_PCPU_ADD) {
+		kshim_hook = NULL;
+		softmq_bound_fold_this_cpu(hook_bound, &cpus[0].pkts);
+	}
+}
+
+static void test_fold_between_steps(void)
+{
+	struct softmq_bound b;
+	int i, ok = 1;
+
+	reset(&b, 10240, 64);
+	hook_bound = &b;
+	for (i = 0; i < 1000; i++) {
+		/* every 7th charge crosses the batch: the fold lands mid-fold */
+		kshim_hook = fold_in_between;
+		charge_on(&b, i % NCPU, 7);
+		kshim_hook = NULL;
+		if (bound_total(&b, 0) != 7L * (i + 1))
+			ok = 0;
+	}
+	check(ok, "a forced fold between a charge's steps loses nothing");
+}
+
+/*
+ * Admit packets from @ncpus CPUs in turn from @from_cpu, none sent, while the bound is below
+ * its ceiling (every packet sparse: the most the OVER band can let in), and
+ * return how many got in.
+ */
+static long admit_all(struct softmq_bound *b, unsigned int from_cpu,
+		      unsigned int ncpus)
+{
+	long admitted = 0;
+	unsigned int c = from_cpu;
+
+	while (softmq_bound_level(b) != SOFTMQ_BOUND_CEILING && admitted < 100000) {
+		charge_on(b, c, 1);
+		admitted++;
+		c = from_cpu + (c + 1 - from_cpu) % ncpus;
+	}
+	return admitted;
+}
+
+/*
+ * Lowering the limit live: 16 CPUs, 10240 (batch 40) -> 160 (batch 1).
+ * Each CPU's delta holds 39 packets the consumer already sent and folded,
+ * so count reads 16 x 39 = 624 below the backlog.
+ */
+static long lower_limit(int fold)
+{
+	struct softmq_bound b;
+	int32_t deq = 0;
+	unsigned int c;
+	bool shrank;
+
+	reset(&b, 10240, 64);
+	for (c = 0; c < NCPU; c++)
+		charge_on(&b, c, 39);
+	softmq_bound_uncharge(&b, &deq, -39 * NCPU);
+	softmq_bound_flush(&b, &deq);
+	shrank = softmq_bound_set(&b, 160, 64, nr_cpus);
+	if (!shrank)
+		return -1;
+	if (fold)
+		fold_all(&b);
+	/*
+	 * Then one CPU sends (its own residue folds at once): the other 15
+	 * stay idle, and without the fold so do their residues.  With it,
+	 * every CPU sends too: the bound holds either way.
+	 */
+	return admit_all(&b, 0, fold ? NCPU : 1);
+}
+
+static void test_lower_limit(void)
+{
+	/* the stated bound: limit x 21/16 + one packet per CPU */
+	long bound = 160 * 21 / 16 + NCPU, with = lower_limit(1), without = lower_limit(0);
+	char what[160];
+
+	snprintf(what, sizeof(what),
+		 "limit 10240 -> 160 on 16 CPUs: %ld admitted with the fold (bound %ld)",
+		 with, bound);
+	check(with > 0 && with <= bound, what);
+	snprintf(what, sizeof(what),
+		 "the same without the fold admits %ld: the case can fail", without);
+	check(without > bound, what);
+	{
+		struct softmq_bound b;
+
+		reset(&b, 10240, 64);
+		check(!softmq_bound_set(&b, 20480, 64, nr_cpus),
+		      "raising the limit (batch 64 -> 64) asks for no fold");
+	}
+}
+
+int main(void)
+{
+	printf("# long is %zu bits\n", sizeof(long) * 8);
+	test_negative_count();
+	test_levels();
+	test_exact();
+	test_fold_between_steps();
+	test_lower_limit();
+	printf("1..%d\n", tests);
+	return failed ? 1 : 0;
+}
