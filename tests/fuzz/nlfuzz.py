@@ -15,7 +15,8 @@ against a model of what the kernel must do with exactly those bytes:
     u32 attributes exactly 4 bytes and without NLA_F_NESTED, no trailing
     bytes, policy ranges), later duplicates win, then the semantic checks
     (flows/depth powers of two, bands 1 or 3, ce_threshold at most 60 s
-    or ~0 for none, the 128 MiB memory cap on the merged configuration).
+    or ~0 for none, at most 65535 rings (classes) in all, the 128 MiB memory
+    cap on the merged configuration).
     A dump leaves ce_threshold out when it is none: read as ~0.
 
 Oracle, per request:
@@ -92,6 +93,8 @@ def uapi_matches():
 
 MEM_CAP = 128 << 20
 CAP_MSG = "memory cap"
+MAX_CLASSES = 65535
+CLASSES_MSG = "exceeds 65535"
 # struct softmq_ring: three 64-byte aligned lines up to slot[] (128 bytes
 # of header), then depth pointers.
 RING_HDR = 128
@@ -221,6 +224,10 @@ class Model:
             new[CE_THRESHOLD] = tb[CE_THRESHOLD]
             if tb[CE_THRESHOLD] > CODEL_TIME_MAX and tb[CE_THRESHOLD] != CE_OFF:
                 return False, cfg, "ce_threshold over 60 s and not ~0"
+        # each ring is a class, minor band * rings + index + 1: 16 bits
+        rings = self.ncpu if new[KEY] == 1 else new[FLOWS]
+        if rings * new[BANDS] > MAX_CLASSES:
+            return False, cfg, "classes"
         if self.geometry_bytes(new) > MEM_CAP:
             return False, cfg, "cap"
         return True, new, "ok"
@@ -647,6 +654,8 @@ def main():
                     os.strerror(err), fmt(cur), fmt(got))
             elif why == "cap" and CAP_MSG not in msg:
                 verdict = "cap refusal without the cap message (extack '%s')" % msg
+            elif why == "classes" and CLASSES_MSG not in msg:
+                verdict = "class-count refusal without its message (extack '%s')" % msg
         if log:
             log.write("%d %s %s %s -> %s %s | %s\n" % (i, op, cls, why,
                       os.strerror(err) if err else "ok", msg, fmt(got)))
