@@ -9,6 +9,10 @@
 #   MODE=profile bench/bench.sh    icount's queued path, instructions per
 #                                        packet per kernel function (QEMU
 #                                        plugin bench/insn-profile.c, nokaslr)
+#   MODE=sharing bench/bench.sh    cache lines written by more than one vCPU,
+#                                        per packet, per function and line
+#                                        (QEMU plugin bench/line-share.c,
+#                                        -smp 4 8 16, nokaslr)
 #   MODE=latency bench/bench.sh    latency under load: 4 TCP flows + a ping
 #                                        probe through tbf (the bottleneck)
 #                                        with each qdisc as its child, 2 vCPUs
@@ -40,10 +44,12 @@
 #                        unmeasured: slow start, the queue filling)
 #   BENCH_LAT_RATE=20mbit  the tbf bottleneck's rate, BENCH_LAT_BURST=64k its burst
 #   BENCH_LAT_VARIANTS="pfifo_fast fq_codel softmq softmq-nocodel fq_codel-ecn softmq-ecn"
+#   BENCH_SLOW_PPS=5000  MODE=sharing: the slowdev's rate (the "slow" load)
 #   BENCH_NOTE=TEXT      added to the results' "also running" line
 #
 # Writes DIR/<date>-<kernel>.json, .md and .png (icount: <date>-<kernel>-icount.*,
-# latency: <date>-<kernel>-latency.*, profile: <date>-<kernel>-profile.*)
+# latency: <date>-<kernel>-latency.*, profile: <date>-<kernel>-profile.*,
+# sharing: <date>-<kernel>-sharing.*)
 # and prints the markdown table(s) at the end.
 { # parsed whole before it runs: editing this file cannot break a running copy
 set -euo pipefail
@@ -56,10 +62,15 @@ MODE=${MODE:-throughput}
 [ "$MODE" = "" ] && MODE=throughput
 HOST=${HOST:-0}
 QUICK=${BENCH_QUICK:-0}
-case "$MODE" in throughput|icount|latency|profile) ;; *) die "MODE must be icount, profile or latency (or empty)";; esac
-[ "$MODE" = profile ] && [ "$HOST" = 1 ] && die "MODE=profile needs the VM (a QEMU plugin)"
+case "$MODE" in throughput|icount|latency|profile|sharing) ;; *) die "MODE must be icount, profile, sharing or latency (or empty)";; esac
+case "$MODE" in profile|sharing) [ "$HOST" = 1 ] && die "MODE=$MODE needs the VM (a QEMU plugin)";; esac
 
-if [ "$MODE" = profile ]; then
+if [ "$MODE" = sharing ]; then
+	# One round (the plugin slows TCG several times); one count for the
+	# three pktgen loads (dummy, mq-dummy, slow), 16 flows per thread.
+	d_counts="2000 0 0" d_rounds=1 d_vcpus="4 8 16"
+	d_loads="dummy mq-dummy slow"
+elif [ "$MODE" = profile ]; then
 	# One deterministic round: the same counts as icount, per function.
 	d_counts="10000 5000 1000" d_rounds=1 d_vcpus=1
 	d_loads="tbf-dummy"
@@ -77,8 +88,10 @@ else
 	d_loads="dummy veth udp mq-dummy mq-veth"
 fi
 d_flows="1 16 1024"
+[ "$MODE" = sharing ] && d_flows=16
 if [ "$QUICK" = 1 ]; then
 	d_counts="10000 4000 1000" d_rounds=2 d_flows="1 1024"
+	[ "$MODE" = sharing ] && d_counts="500 0 0" d_rounds=1 d_flows=16
 fi
 COUNTS=${BENCH_COUNTS:-$d_counts}
 read -r C_DUMMY C_VETH C_UDP <<<"$COUNTS"
@@ -104,7 +117,7 @@ cmdline="make bench"
 [ "$MODE" != throughput ] && cmdline="$cmdline MODE=$MODE"
 [ "$HOST" = 1 ] && cmdline="$cmdline HOST=1"
 [ "$QUICK" = 1 ] && cmdline="$cmdline BENCH_QUICK=1"
-for v in BENCH_VCPUS BENCH_COUNTS BENCH_ROUNDS BENCH_FLOWS BENCH_LOADS BENCH_SOFTMQ_OPTS BENCH_KO \
+for v in BENCH_SLOW_PPS BENCH_VCPUS BENCH_COUNTS BENCH_ROUNDS BENCH_FLOWS BENCH_LOADS BENCH_SOFTMQ_OPTS BENCH_KO \
 	BENCH_LAT_SECS BENCH_LAT_OMIT BENCH_LAT_RATE BENCH_LAT_BURST BENCH_LAT_VARIANTS; do
 	[ -n "${!v:-}" ] && cmdline="$cmdline $v=\"${!v}\""
 done
@@ -175,6 +188,7 @@ report() {   # PREFIX META RUNS...   (latency: PREFIX META RAWDIR)
 	local prefix=$1 meta=$2 rep=report.py; shift 2
 	[ "$MODE" = latency ] && rep=report_latency.py
 	[ "$MODE" = profile ] && rep=report_profile.py
+	[ "$MODE" = sharing ] && rep=report_sharing.py
 	$PY "$BENCH_DIR/$rep" --meta "$meta" --out-prefix "$prefix" "$@" > "$prefix.stdout" ||
 		{ blog "report failed for $prefix"; return 1; }
 	REPORTS+=("$prefix")
@@ -242,7 +256,7 @@ estimate_s() {   # VCPUS
 	nf=$(echo "$FLOWS" | wc -w)
 	for l in $LOADS; do
 		case $l in
-		dummy|mq-dummy|tbf-dummy) per=$((13 + C_DUMMY * $1 * 10 / 500000));;
+		dummy|mq-dummy|tbf-dummy|slow) per=$((13 + C_DUMMY * $1 * 10 / 500000));;
 		veth|mq-veth) per=$((13 + C_VETH * $1 * 10 / 150000));;
 		udp) per=$((13 + C_UDP * $1 * 10 / 20000));;
 		esac
@@ -251,6 +265,7 @@ estimate_s() {   # VCPUS
 	done
 	[ "$MODE" = icount ] && s=$((s * 3))
 	[ "$MODE" = profile ] && s=$((s * 6))
+	[ "$MODE" = sharing ] && s=$((s * 20 + $1 * 30))	# the plugin; a slower boot
 	echo $((s + 60))
 }
 
@@ -291,10 +306,15 @@ vm_mode() {
 			die "bench/insn-profile.c did not build"
 		accel="$accel, QEMU plugin bench/insn-profile.c, nokaslr"
 	fi
+	if [ "$MODE" = sharing ]; then
+		gcc -O2 -Wall -Wextra -shared -fPIC -o "$WORK/line-share.so" "$BENCH_DIR/line-share.c" -lpthread ||
+			die "bench/line-share.c did not build"
+		accel="$accel, QEMU plugin bench/line-share.c, nokaslr"
+	fi
 	for line in $KERNELS; do
 		abi=$(sed -n 's/^ABI=//p' "$(line_env "$line")")
 		runs=()
-		if [ "$MODE" = profile ]; then
+		if [ "$MODE" = profile ] || [ "$MODE" = sharing ]; then
 			# The plugin's mark: where the kernel runs the drop_caches
 			# handler with nokaslr.  Debian ships no System.map (it is in
 			# the -dbg package), so one short boot reads /proc/kallsyms.
@@ -316,6 +336,7 @@ EOF
 			fi
 			mark=$(cat "$markf")
 			icount_arg=(--icount 0 --append nokaslr)
+			[ "$MODE" = sharing ] && icount_arg=(--append nokaslr)
 		fi
 		for v in $VCPUS; do
 			est=$(estimate_s "$v")
@@ -340,7 +361,8 @@ exec $BENCH_DIR/guest.sh --ko "${BENCH_KO:-\$SOFTMQ_KO}" --tc-lib "\$TC_LIB_DIR"
 	--count-dummy $C_DUMMY --count-veth $C_VETH --count-udp $C_UDP \
 	--rounds $ROUNDS --flows "$FLOWS" --loads "$LOADS" \\
 	--softmq-opts "${BENCH_SOFTMQ_OPTS:-}" \\
-	--tag $line-${v}v$([ "$MODE" = profile ] && echo " --profile")
+	--tag $line-${v}v$([ "$MODE" = profile ] && echo " --profile")$([ "$MODE" = sharing ] &&
+		echo " --profile --flow-split --xps --slowdev \"\$SOFTMQ_TEST_MODULES/slowdev/slowdev.ko\" --slow-pps ${BENCH_SLOW_PPS:-5000}")
 EOF
 			fi
 			chmod +x "$script"
@@ -351,6 +373,9 @@ EOF
 				# outside --results, which vm.sh empties first
 				rm -rf "$WORK/$line-${v}v/profile"; mkdir -p "$WORK/$line-${v}v/profile"
 				plugin=(--plugin "$WORK/insn-profile.so,out=$WORK/$line-${v}v/profile,mark=$mark")
+			elif [ "$MODE" = sharing ]; then
+				rm -rf "$WORK/$line-${v}v/profile"; mkdir -p "$WORK/$line-${v}v/profile"
+				plugin=(--plugin "$WORK/line-share.so,out=$WORK/$line-${v}v/profile,mark=$mark")
 			fi
 			"$TB_DIR/vm.sh" --kernel "$line" --smp "$v" --no-prepare "${icount_arg[@]}" ${plugin[@]+"${plugin[@]}"} \
 				--results "$res" --script-timeout $((est * 3)) \
@@ -372,6 +397,11 @@ EOF
 				cp "$f" "$(dirname "$f")/kallsyms" "$WORK/$line-${v}v"/profile/phase-*.txt "$WORK/$line-profile/" ||
 					blog "profile files of $line missing"
 				runs+=("$WORK/$line-profile")
+			elif [ "$MODE" = sharing ] && [ -s "$f" ]; then
+				rm -rf "$WORK/$line-${v}v-sharing"; mkdir -p "$WORK/$line-${v}v-sharing"
+				cp "$f" "$(dirname "$f")/kallsyms" "$WORK/$line-${v}v"/profile/share-*.txt "$WORK/$line-${v}v-sharing/" ||
+					blog "sharing files of $line, $v vCPU(s) missing"
+				runs+=("$WORK/$line-${v}v-sharing")
 			elif [ -s "$f" ]; then
 				cp "$f" "$WORK/$line-${v}v.jsonl"
 				runs+=("$WORK/$line-${v}v.jsonl")
@@ -384,6 +414,7 @@ EOF
 		[ "$MODE" = icount ] && prefix=$prefix-icount
 		[ "$MODE" = latency ] && prefix=$prefix-latency
 		[ "$MODE" = profile ] && prefix=$prefix-profile
+		[ "$MODE" = sharing ] && prefix=$prefix-sharing
 		[ "$QUICK" = 1 ] && prefix=$prefix-quick
 		meta_json "$MODE" "$abi" "$accel" > "$WORK/meta-$line.json"
 		report "$prefix" "$WORK/meta-$line.json" "${runs[@]}"

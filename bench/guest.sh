@@ -9,6 +9,7 @@
 #            [--loads "dummy veth udp mq-dummy mq-veth"] [--udpsend PATH]
 #            [--tc-lib DIR] [--mq-queues 4] [--cpus N] [--tag TEXT]
 #            [--softmq-opts "depth 256"] [--profile] [--netns NAME]
+#            [--flow-split] [--xps] [--slowdev KO] [--slow-pps N]
 #
 # --softmq-opts: extra tc options for every softmq added by tc (not the mq
 # children, which default_qdisc creates with the defaults); needs the plugin.
@@ -17,6 +18,13 @@
 # (a no-op but for its handler, the plugin's mark), its record names the
 # plugin's dump of that run (profile_phase), and /proc/kallsyms is copied
 # beside FILE for the symbols.
+# --flow-split: each pktgen thread sends its own F flows (thread c: the F
+# destinations from 198.19.0.0 + c*F), instead of all threads walking the
+# same F (MODE=sharing: distinct flows per thread).
+# --xps: the mq loads map CPU c to TX queue c % queues (xps_cpus), as a
+# multi-queue NIC's driver does, instead of hashing flows onto queues.
+# --slowdev KO: the test bed's slow device (tests/modules/slowdev), for the
+# "slow" load; --slow-pps its rate per TX queue (default 5000).
 # --cpus N: senders (kpktgend threads / UDP senders) on CPUs 0..N-1
 # (default: all online CPUs).  Counts are packets per sender per run.  On
 # exit the devices, the netns and the default qdisc are restored, and a
@@ -39,6 +47,11 @@
 #   mq-dummy   pktgen into a dummy with --mq-queues TX queues: noqueue,
 #   mq-veth    mq + pfifo_fast children, mq + softmq children (children
 #              made by mq from net.core.default_qdisc, so they keep NOLOCK)
+#   slow       pktgen into sd0, a slowdev (--slowdev) transmitting
+#              --slow-pps packets a second: slower than the senders, so the
+#              root (NOLOCK for pfifo_fast and softmq) keeps a backlog and
+#              drops; attempts = pkts + errors (pktgen counts a drop as an
+#              error and sends until COUNT went through)
 #   tbf-dummy  pktgen into a dummy whose root is a tbf that never throttles
 #              (100gbit) with each qdisc as its child: a root without
 #              TCQ_F_CAN_BYPASS, so every packet goes through the child's
@@ -59,6 +72,7 @@ KO="" OUT="" ROUNDS=5 FLOWS="1 16 1024" TAG="" CPUS="" PROFILE=0 NMARK=0 NETNS="
 ARGS=("$@")
 CNT_DUMMY=50000 CNT_VETH=20000 CNT_UDP=3000
 LOADS="dummy veth udp mq-dummy mq-veth" UDPSEND="" TCLIB="" MQQ=4 SMQ_OPTS=""
+FLOW_SPLIT=0 XPS=0 SLOWDEV_KO="" SLOW_PPS=5000
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--ko) KO=$2; shift 2;;
@@ -77,6 +91,10 @@ while [ $# -gt 0 ]; do
 	--softmq-opts) SMQ_OPTS=$2; shift 2;;
 	--profile) PROFILE=1; shift;;
 	--netns) NETNS=$2; shift 2;;
+	--flow-split) FLOW_SPLIT=1; shift;;
+	--xps) XPS=1; shift;;
+	--slowdev) SLOWDEV_KO=$2; shift 2;;
+	--slow-pps) SLOW_PPS=$2; shift 2;;
 	*) echo "guest.sh: unknown argument $1" >&2; exit 2;;
 	esac
 done
@@ -124,11 +142,13 @@ OLD_DEFAULT=$(defq_read) || fail "cannot read $DEFQ"
 LOADED_KO=0
 cleanup() {
 	[ -e $PG/pgctrl ] && echo reset > $PG/pgctrl 2>/dev/null
-	for d in bd0 bdm0 bv0 bvm0 bt0; do ip link del "$d" 2>/dev/null; done
+	for d in bd0 bdm0 bv0 bvm0 bt0 sd0; do ip link del "$d" 2>/dev/null; done
 	ip netns del $PEERNS 2>/dev/null
 	defq_write "$OLD_DEFAULT" 2>/dev/null
 	[ $LOADED_KO = 1 ] && rmmod sch_softmq 2>/dev/null
+	[ $LOADED_SD = 1 ] && rmmod slowdev 2>/dev/null
 }
+LOADED_SD=0
 trap cleanup EXIT
 modprobe pktgen || fail "modprobe pktgen"
 modprobe dummy numdummies=0 || fail "modprobe dummy"
@@ -170,15 +190,33 @@ mkdev_veth() {    # NAME PEER QUEUES ADDR PEERADDR
 	ip -n $PEERNS addr add "$5/30" dev "$2"
 	ip -n $PEERNS link set "$2" up
 }
+set_xps() {   # DEV: CPU c sends on TX queue c % MQQ
+	local q c m
+	for ((q = 0; q < MQQ; q++)); do
+		m=0
+		for ((c = q; c < NCPU; c += MQQ)); do m=$((m | (1 << c))); done
+		printf '%x' $m > "/sys/class/net/$1/queues/tx-$q/xps_cpus" || fail "xps_cpus $1 tx-$q"
+	done
+}
 peer_mac() { ip -n $PEERNS -o link show "$1" | sed -n 's/.*link\/ether \([0-9a-f:]*\).*/\1/p'; }
 
 for l in $LOADS; do
 	case $l in
 	dummy) mkdev_dummy bd0 1;;
-	mq-dummy) mkdev_dummy bdm0 "$MQQ";;
+	mq-dummy) mkdev_dummy bdm0 "$MQQ"; [ $XPS = 1 ] && set_xps bdm0;;
 	veth|udp) [ -e /sys/class/net/bv0 ] || mkdev_veth bv0 bv1 1 198.18.0.1 198.18.0.2;;
 	mq-veth) mkdev_veth bvm0 bvm1 "$MQQ" 198.18.0.5 198.18.0.6;;
 	tbf-dummy) mkdev_dummy bt0 1;;
+	slow)
+		if ! grep -q '^slowdev ' /proc/modules; then
+			[ -n "$SLOWDEV_KO" ] && [ -e "$SLOWDEV_KO" ] || fail "no slowdev module (--slowdev '$SLOWDEV_KO')"
+			insmod "$SLOWDEV_KO" "rate_pps=$SLOW_PPS" fifo_len=8 || fail "insmod $SLOWDEV_KO"
+			LOADED_SD=1
+		fi
+		echo "$SLOW_PPS" > /sys/module/slowdev/parameters/rate_pps
+		ip link del sd0 2>/dev/null
+		ip link add sd0 type slowdev || fail "slowdev sd0"
+		ip link set sd0 txqueuelen 1000 up || fail "up sd0";;
 	*) fail "unknown load $l";;
 	esac
 done
@@ -196,6 +234,8 @@ fi
 qdiscs_for() {   # LOAD -> QDISCS (global)
 	case $1 in
 	mq-*) QDISCS="noqueue mq-pfifo_fast mq-softmq";;
+	slow) QDISCS="pfifo_fast fq_codel fq softmq-flow"
+	   [ $HAVE_OPTS = 1 ] && QDISCS="$QDISCS softmq-cpu";;
 	tbf-*) QDISCS="tbf-bfifo tbf-pfifo_fast tbf-fq_codel tbf-fq tbf-softmq-flow"
 	   # the AQM's own cost: the same with CoDel off (an older module
 	   # refuses nocodel: set_qdisc fails and the cell says so)
@@ -295,10 +335,11 @@ pg_set() {   # FILE CMD
 }
 
 pg_setup() {   # DEV FLOWS DSTMAC
-	local dev=$1 flows=$2 mac=$3 cpu last f
+	local dev=$1 flows=$2 mac=$3 cpu first=0 last f
 	pg_set pgctrl reset
-	last="198.19.$(( (flows - 1) / 256 )).$(( (flows - 1) % 256 ))"
 	for ((cpu = 0; cpu < NCPU; cpu++)); do
+		[ $FLOW_SPLIT = 1 ] && first=$((cpu * flows))
+		last=$((first + flows - 1))
 		pg_set "kpktgend_$cpu" rem_device_all
 		pg_set "kpktgend_$cpu" "add_device $dev@$cpu"
 		f=$dev@$cpu
@@ -308,8 +349,8 @@ pg_setup() {   # DEV FLOWS DSTMAC
 		pg_set "$f" "delay 0"
 		pg_set "$f" "src_min 198.18.0.1"
 		pg_set "$f" "src_max 198.18.0.1"
-		pg_set "$f" "dst_min 198.19.0.0"
-		pg_set "$f" "dst_max $last"
+		pg_set "$f" "dst_min 198.19.$((first / 256)).$((first % 256))"
+		pg_set "$f" "dst_max 198.19.$((last / 256)).$((last % 256))"
 		pg_set "$f" "udp_src_min 9"
 		pg_set "$f" "udp_src_max 9"
 		pg_set "$f" "udp_dst_min 9"
@@ -363,6 +404,7 @@ env_record() {
 		json_str "$v"; o="$o,\"$k\":$JS"
 	done
 	o="$o,\"online_cpus\":$(nproc),\"vcpus\":$NCPU,\"rounds\":$ROUNDS,\"mq_queues\":$MQQ"
+	o="$o,\"flow_split\":$FLOW_SPLIT,\"xps\":$XPS,\"slow_pps\":$SLOW_PPS"
 	o="$o,\"count_per_thread\":{\"dummy\":$CNT_DUMMY,\"veth\":$CNT_VETH,\"udp\":$CNT_UDP}"
 	o="$o,\"tc_options\":$([ $HAVE_OPTS = 1 ] && echo true || echo false)}"
 	echo "$o" >> "$OUT"
@@ -430,6 +472,7 @@ for l in $LOADS; do
 	mq-dummy) bench_pktgen mq-dummy bdm0 "" "$CNT_DUMMY";;
 	mq-veth) bench_pktgen mq-veth bvm0 "$(peer_mac bvm1)" "$CNT_VETH";;
 	tbf-dummy) bench_pktgen tbf-dummy bt0 "" "$CNT_DUMMY";;
+	slow) bench_pktgen slow sd0 "" "$CNT_DUMMY";;
 	udp) bench_udp "$CNT_UDP";;
 	esac
 done
