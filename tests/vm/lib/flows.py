@@ -42,7 +42,13 @@ send
 analyze PCAP (a tcpdump -w capture, any timestamp precision)
   --tcp              also TCP streams: segments below the highest sequence
                      seen that are not retransmissions (all their bytes
-                     seen before) count as reorders
+                     seen before) count as reorders (a segment lost before
+                     the tap and sent again counts too); "id_reorders":
+                     segments whose IP ID (TCP numbers a socket's packets
+                     as it sends them, retransmissions included) is below
+                     the highest seen, i.e. left in another order than TCP
+                     sent them, whatever was lost; "id_up": segments whose
+                     IP ID is above the previous one (the IDs are usable)
   --share F1,F2..    byte/packet share of these flows in the window where
                      all of them were sending (trimmed by --trim, default 0.15)
   --window T0,T1     explicit window, seconds relative to the first packet
@@ -284,6 +290,25 @@ class TcpStream:
         self.pkts = self.reorders = self.retrans = self.bytes = 0
         self.last_raw = None
         self.ext = 0
+        self.id_last = None
+        self.id_ext = self.id_max = 0
+        self.id_reorders = self.id_up = 0
+
+    def add_id(self, ipid):
+        # 16-bit IP ID -> relative, as extend() does for the sequence
+        if self.id_last is None:
+            self.id_last = ipid
+            return
+        d = (ipid - self.id_last) & 0xFFFF
+        if d >= 1 << 15:
+            d -= 1 << 16
+        self.id_last = ipid
+        self.id_ext += d
+        if d > 0:
+            self.id_up += 1
+        if self.id_ext < self.id_max:
+            self.id_reorders += 1
+        self.id_max = max(self.id_max, self.id_ext)
 
     def extend(self, raw):
         # 32-bit sequence -> 64-bit, relative to the first segment.
@@ -381,7 +406,9 @@ def cmd_analyze(a):
             if plen <= 0:
                 continue
             key = "%d>%d" % (sport, dport)
-            tcp.setdefault(key, TcpStream()).add(seq, plen)
+            ts_ = tcp.setdefault(key, TcpStream())
+            ts_.add(seq, plen)
+            ts_.add_id(struct.unpack_from("!H", data, off + 4)[0])
         else:
             other += 1
     out = {"flows": {}, "other": other}
@@ -402,7 +429,8 @@ def cmd_analyze(a):
     out["pg_flows"] = len(pg)
     if a.tcp:
         out["tcp"] = {k: {"pkts": s.pkts, "bytes": s.bytes, "reorders": s.reorders,
-                          "retrans": s.retrans} for k, s in tcp.items()}
+                          "retrans": s.retrans, "id_reorders": s.id_reorders,
+                          "id_up": s.id_up} for k, s in tcp.items()}
         out["tcp_reorders"] = sum(s.reorders for s in tcp.values())
         out["tcp_retrans"] = sum(s.retrans for s in tcp.values())
     def shares(want, w0, w1):
