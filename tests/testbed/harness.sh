@@ -18,16 +18,20 @@
 #   - write files into $SOFTMQ_RESULTS (a dir of its own, copied out).
 # After each script the kernel log written since it started is scanned;
 # a splat (BUG:, WARNING:, Oops, KASAN, UBSAN, lockdep, RCU stall,
-# list corruption, refcount_t, hung task, soft lockup) counts one FAIL for
-# the script and is printed.  A nested harness run inside a script judges
-# the kernel log of its own scripts; the outer scan skips those regions.
+# list corruption, refcount_t, hung task, soft lockup, a device that
+# unregister_netdevice waits for) counts one FAIL for the script and is
+# printed; a kernel log that cannot be read (dmesg fails, or the window's
+# start marker is not in it) is a FAIL too, never a clean scan.  At the end
+# the rest of the run's log (before, between and after the scripts) is
+# scanned the same way.  A nested harness run inside a script judges the
+# kernel log of its own run; the outer scan skips that region.
 #
 # Ends with "N passed, N failed, N skipped" alone on the last line; exits 1
 # if anything failed.  Also writes DIR/summary and DIR/cases.txt.
 { # parsed whole before it runs: editing this file cannot break a running copy
 set -u
 
-SPLAT_RE='BUG:|BUG [^ :]+ \(|page allocation failure|WARNING:|Oops|KASAN|UBSAN|KCSAN|possible circular|inconsistent lock|possible recursive locking|rcu_[a-z]+ (self-)?detected stall|rcu: INFO|list_(del|add) corruption|refcount_t:|kernel BUG at|general protection fault|soft lockup|hard LOCKUP|blocked for more than|scheduling while atomic|sleeping function called from invalid context|kmemleak: [0-9]+ new suspected'
+SPLAT_RE='BUG:|BUG [^ :]+ \(|page allocation failure|WARNING:|Oops|KASAN|UBSAN|KCSAN|possible circular|inconsistent lock|possible recursive locking|rcu_[a-z]+ (self-)?detected stall|rcu: INFO|list_(del|add) corruption|refcount_t:|kernel BUG at|general protection fault|soft lockup|hard LOCKUP|blocked for more than|unregister_netdevice: waiting for|scheduling while atomic|sleeping function called from invalid context|kmemleak: [0-9]+ new suspected'
 
 # splat_scan: stdin = kernel log lines; prints the splats; exit 1 if any.
 splat_scan() {
@@ -54,14 +58,26 @@ splat_scan() {
 }
 
 # kmsg_window TOKEN: the kernel log since "softmq-harness: begin TOKEN",
-# without the regions of nested harness runs (begin X ... end X).
+# without the regions of nested harness runs (begin X ... end X).  When
+# dmesg fails, or its output has no such marker (it left the buffer, or
+# the log read is not the one written), prints why and returns 1: a log
+# that could not be read must not read as a clean one.
 kmsg_window() {
-	dmesg 2>/dev/null | awk -v tok="$1" '
+	local buf
+	if ! buf=$(dmesg 2>&1); then
+		echo "dmesg failed: $(printf '%s\n' "$buf" | tail -n 1)"
+		return 1
+	fi
+	printf '%s\n' "$buf" | awk -v tok="$1" '
 	{ l[NR] = $0 }
 	END {
 		start = 0
 		for (i = 1; i <= NR; i++)
 			if (index(l[i], "softmq-harness: begin " tok " ")) start = i
+		if (!start) {
+			print "its start marker is not in the kernel log (" NR " lines read)"
+			exit 1
+		}
 		for (i = start + 1; i <= NR; i++) {
 			if (match(l[i], /softmq-harness: (begin|end) [^ ]+/)) {
 				split(substr(l[i], RSTART, RLENGTH), w, " ")
@@ -102,8 +118,6 @@ mkdir -p "$RESULTS"
 # left out by the plan); vm.sh checks that every selected script is there.
 : > "$RESULTS/handled.txt"
 npass=0 nfail=0 nskip=0 seq=0
-can_scan=1
-dmesg > /dev/null 2>&1 || { can_scan=0; echo "note: cannot read the kernel log, no splat scan"; }
 
 # tests/vm/quick-plan: the lines a long script runs on in make check
 # ("<script> <line>..."); a script not listed runs on every line.
@@ -122,17 +136,32 @@ case_line() {   # print, record and count one case line
 
 # The whole run's kernel log is scanned at the end too, outside the
 # scripts' own windows: a splat between two scripts or after the last one.
+# Its "end" marker, written after that scan, makes the region of a nested
+# run one that the outer harness leaves to it.
 RUNTOK="$$.run.$(date +%s%N)"
 kmsg "begin $RUNTOK harness"
+# A kernel log that cannot be read means no splat scan at all: a FAIL,
+# once here (each script's scan would fail the same way).
+can_scan=1
+if ! err=$(kmsg_window "$RUNTOK"); then
+	can_scan=0
+	case_line "FAIL harness-kernel-log: cannot read the kernel log, no splat scan: $err"
+fi
 
 # scan_window TOKEN WHERE FILE CASE: scan the kernel log of TOKEN's window
 # (SOFTMQ_KMSG_FILTER: a line's filter, e.g. KCSAN reports not involving
 # softmq dropped, tests/debugkernel/kcsan-filter.awk); a splat is printed,
-# kept in $RESULTS/FILE.splat and counted as "FAIL CASE: <first line>".
+# kept in $RESULTS/FILE.splat and counted as "FAIL CASE: <first line>".  A
+# window that cannot be read is "FAIL <CASE up to its ':'>: cannot read
+# the kernel log ...".
 scan_window() {
-	local splat first
+	local log splat first
+	if ! log=$(kmsg_window "$1"); then
+		case_line "FAIL ${4%%:*}: cannot read the kernel log $2: $log"
+		return 0
+	fi
 	# shellcheck disable=SC2086
-	splat=$(kmsg_window "$1" | ${SOFTMQ_KMSG_FILTER:-cat} | splat_scan)
+	splat=$(printf '%s\n' "$log" | ${SOFTMQ_KMSG_FILTER:-cat} | splat_scan)
 	[ -n "$splat" ] || return 0
 	echo "kernel log splat $2:"
 	echo "$splat"
@@ -214,13 +243,11 @@ for script in "$@"; do
 	echo "$npass $nfail $nskip" > "$RESULTS/tally"
 done
 
-if [ $can_scan = 1 ] && ! dmesg | grep -q "softmq-harness: begin $RUNTOK "; then
-	# vm.sh boots with log_buf_len=8M, which holds a whole run
-	case_line "FAIL harness-kernel-log: the run's start marker left the kernel log buffer; cannot scan between the scripts"
-elif [ $can_scan = 1 ]; then
-	scan_window "$RUNTOK" "outside every script's window" between-scripts \
-		"harness-kernel-log: kernel splat between or after the scripts"
-fi
+# (vm.sh boots with log_buf_len=8M, which holds a whole run: a start
+# marker that left the buffer is a FAIL, "cannot read the kernel log")
+[ $can_scan = 1 ] && scan_window "$RUNTOK" "outside every script's window" between-scripts \
+	"harness-kernel-log: kernel splat between or after the scripts"
+kmsg "end $RUNTOK harness"
 
 echo "passed=$npass failed=$nfail skipped=$nskip" > "$RESULTS/summary"
 echo "$npass passed, $nfail failed, $nskip skipped"

@@ -8,6 +8,11 @@
 # hangs past its timeout.  The outer cases PASS only when the nested
 # run judged those inner ones FAIL (with the splat printed) — so the normal
 # suite stays green while the failure paths are exercised on every line.
+# Then three short nested runs: a WARN between two scripts (in neither's
+# window) fails the run, and a kernel log that cannot be read (dmesg
+# failing from the start, or from the middle of a run) is a FAIL, not a
+# clean scan.  (A guest that crashes mid-script cannot be tested from
+# inside it: tests/testbed/selftest.sh boots one that does.)
 { # parsed whole before it runs: editing this file cannot break a running copy
 H=$SOFTMQ_REPO/tests/testbed/harness.sh
 WARNME=$SOFTMQ_TEST_MODULES/warnme/warnme.ko
@@ -26,6 +31,8 @@ rc=$(printf '%s\n' '[ 1.0] ok' '[ 2.0] WARNING: CPU: 0 PID: 1 at x.c:1 f+0x1/0x2
 check selftest-scan-warning "scanner missed a WARNING splat (rc=$rc)" test "$rc" = 1
 rc=$(echo '[ 9.0] rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:' | scan_rc)
 check selftest-scan-stall "scanner missed an RCU stall (rc=$rc)" test "$rc" = 1
+rc=$(echo '[ 3.0] unregister_netdevice: waiting for smq0 to become free. Usage count = 2' | scan_rc)
+check selftest-scan-netdev-leak "scanner missed a device unregister_netdevice waits for (rc=$rc)" test "$rc" = 1
 rc=$(printf '%s\n' '[ 1.0] sch_softmq: loading out-of-tree module taints kernel.' \
 	'[ 1.1] softmq-harness: begin 1.1.1 x.sh' | scan_rc)
 check selftest-scan-clean "scanner flagged a clean log (rc=$rc)" test "$rc" = 0
@@ -88,7 +95,81 @@ check selftest-timeout-fails "a hung script was not failed by its timeout" \
 check selftest-splat-attributed "the splat was blamed on the wrong script" \
 	bash -c '! grep -qE "^FAIL inner-(ok|exit|silent|skip|hang).sh: kernel splat" <<<"$1"' _ "$out"
 
-# 3. On a sanitizer line, the sanitizer's own report: proves it is on,
+# 3. A WARN between two scripts, in neither's window: the line's log
+# filter (the harness's own hook, here cat with a side effect) loads
+# warnme while the harness scans the first script's window, after that
+# script's end marker and before the second's begin; only the scan of
+# the run outside the windows can see it.
+cat > "$dir/inner-before.sh" <<'INNER'
+echo "PASS inner-before"
+INNER
+cat > "$dir/inner-after.sh" <<'INNER'
+echo "PASS inner-after"
+INNER
+cat > "$dir/warn-filter.sh" <<INNER
+#!/bin/bash
+log=\$(cat)
+if [ ! -e "$dir/warned" ]; then
+	touch "$dir/warned"
+	{ insmod "$WARNME" && rmmod warnme; } || echo "warn-filter: insmod warnme failed" >&2
+fi
+printf '%s\n' "\$log"
+INNER
+chmod +x "$dir/warn-filter.sh"
+out=$(SOFTMQ_KMSG_FILTER="$dir/warn-filter.sh" "$H" --results "$dir/res-between" --timeout 60 \
+	"$dir/inner-before.sh" "$dir/inner-after.sh" 2>&1)
+rc=$?
+echo "nested harness output, a WARN between the scripts (rc=$rc):"
+printf '%s\n' "$out" | sed 's/^/  | /'
+last=$(printf '%s\n' "$out" | tail -n 1)
+check selftest-between-splat-fails "a WARN between two scripts did not fail the run" \
+	grep -q '^FAIL harness-kernel-log: kernel splat between or after the scripts: WARNING:' <<<"$out"
+check selftest-between-splat-printed "the WARN between the scripts was not printed" \
+	grep -q 'softmq-warnme: deliberate warning' <<<"$out"
+check selftest-between-splat-attributed "the WARN between the scripts was blamed on a script" \
+	bash -c '! grep -qE "^FAIL inner-(before|after)\.sh" <<<"$1"' _ "$out"
+check selftest-between-summary "nested run ended '$last' (rc=$rc), want '2 passed, 1 failed, 0 skipped' (rc=1)" \
+	test "$last/$rc" = "2 passed, 1 failed, 0 skipped/1"
+
+# 4. A kernel log that cannot be read is a FAIL: a dmesg ahead in PATH
+# that fails, as dmesg does without the right to read the log, once
+# $dir/no-dmesg exists (from the middle of a run, then from its start).
+mkdir -p "$dir/bin"
+cat > "$dir/bin/dmesg" <<INNER
+#!/bin/sh
+if [ -e "$dir/no-dmesg" ]; then
+	echo "dmesg: read kernel buffer failed: Operation not permitted" >&2
+	exit 1
+fi
+exec $(command -v dmesg) "\$@"
+INNER
+chmod +x "$dir/bin/dmesg"
+cat > "$dir/inner-nodmesg.sh" <<INNER
+touch "$dir/no-dmesg"
+echo "PASS inner-nodmesg"
+INNER
+out=$(PATH="$dir/bin:$PATH" "$H" --results "$dir/res-nodmesg1" --timeout 60 "$dir/inner-nodmesg.sh" 2>&1)
+rc=$?
+echo "nested harness output, dmesg failing from the first script on (rc=$rc):"
+printf '%s\n' "$out" | sed 's/^/  | /'
+last=$(printf '%s\n' "$out" | tail -n 1)
+check selftest-nodmesg-script-fails "a script's kernel log that could not be read was not failed" \
+	grep -q '^FAIL inner-nodmesg.sh: cannot read the kernel log during inner-nodmesg.sh: dmesg failed: .*Operation not permitted' <<<"$out"
+check selftest-nodmesg-run-fails "the run's kernel log that could not be read was not failed" \
+	grep -q "^FAIL harness-kernel-log: cannot read the kernel log outside every script's window: dmesg failed" <<<"$out"
+check selftest-nodmesg-summary "nested run ended '$last' (rc=$rc), want '1 passed, 2 failed, 0 skipped' (rc=1)" \
+	test "$last/$rc" = "1 passed, 2 failed, 0 skipped/1"
+out=$(PATH="$dir/bin:$PATH" "$H" --results "$dir/res-nodmesg2" --timeout 60 "$dir/inner-before.sh" 2>&1)
+rc=$?
+echo "nested harness output, dmesg failing from the start (rc=$rc):"
+printf '%s\n' "$out" | sed 's/^/  | /'
+last=$(printf '%s\n' "$out" | tail -n 1)
+check selftest-nodmesg-start-fails "a kernel log unreadable from the start was not failed" \
+	grep -q '^FAIL harness-kernel-log: cannot read the kernel log, no splat scan: dmesg failed: .*Operation not permitted' <<<"$out"
+check selftest-nodmesg-start-summary "nested run ended '$last' (rc=$rc), want '1 passed, 1 failed, 0 skipped' (rc=1)" \
+	test "$last/$rc" = "1 passed, 1 failed, 0 skipped/1"
+
+# 5. On a sanitizer line, the sanitizer's own report: proves it is on,
 # instruments out-of-tree modules (softmq is built the same way) and that
 # its report reaches the scanner through the line's log filter.
 case "${SOFTMQ_LINE:-}" in
