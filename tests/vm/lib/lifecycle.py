@@ -190,7 +190,14 @@ def change_cases(key):
                            "codel", "1", "target", "5000", "interval", "100000", "ecn", "1",
                            "ce_threshold", "0xffffffff"],
               defaults(key)),
-             ("flows-max", ["flows", "65536", "depth", "1"], {"flows": 65536, "depth": 1}),
+             # the largest flows: with key flow every flow is a ring and a
+             # class (minor band * rings + idx + 1 <= 65535), so 32768 with
+             # one band; with key cpu flows is kept but the rings are
+             # nr_cpu_ids, so 65536 with three bands is accepted
+             ("flows-max", ["flows", "32768", "depth", "1", "bands", "1"]
+              if key == "flow" else ["flows", "65536", "depth", "1"],
+              {"flows": 32768, "depth": 1, "bands": 1} if key == "flow" else
+              {"flows": 65536, "depth": 1}),
              ("depth-max", ["flows", "16", "depth", "4096"], {"flows": 16, "depth": 4096}),
              ("min", ["flows", "1", "depth", "1", "quantum", "64"],
               {"flows": 1, "depth": 1, "quantum": 64}),
@@ -291,8 +298,16 @@ def bad_table(key):
         ("attr-u8-ecn", ["attr", "%d:u8:1" % a["ecn"]], "attr"),
         ("attr-u64-target", ["attr", "%d:u64:5000" % a["target"]], "attr"),
         # key flow explicitly: with key cpu there are only nr_cpu_ids rings
-        ("memory-cap", ["key", "flow", "flows", "65536", "depth", "4096"], "cap"),
+        # (16384 flows x 3 bands: over the cap alone, not over 65535 rings)
+        ("memory-cap", ["key", "flow", "flows", "16384", "depth", "4096"], "cap"),
         ("memory-cap-default-flows", ["key", "flow", "flows", "1024", "depth", "4096"], "cap"),
+        # a ring is a class, minor band * rings + idx + 1, and a minor has
+        # 16 bits: bands x rings over 65535 wraps the class ids (depth 16:
+        # far under the memory cap, so only this limit can refuse them)
+        ("rings-3x32768", ["key", "flow", "flows", "32768", "bands", "3", "depth", "16"],
+         "rings"),
+        ("rings-1x65536", ["key", "flow", "flows", "65536", "bands", "1", "depth", "16"],
+         "rings"),
         ("unknown-attr", ["attr", "%d:u32:1" % (max(a.values()) + 1)], "attr"),
         ("attr-u16", ["attr", "%d:u16:16" % a["flows"]], "attr"),
         ("attr-u64", ["attr", "%d:u64:16" % a["depth"]], "attr"),
@@ -311,6 +326,8 @@ def names_attr(r, words, what):
         return False
     if what == "cap":
         return "flows" in msg or "depth" in msg or "memory" in msg
+    if what == "rings":
+        return "65535" in msg
     if what in ("flows", "depth", "quantum", "bands", "key", "target", "interval",
                 "ce_threshold") and what in msg:
         return True
@@ -335,6 +352,8 @@ def bad_cases(key):
                              " @%s" % r["offs"] if r["offs"] is not None else "")
         if r["rc"] == 0:
             FAIL(name, "accepted %s; state %s -> %s" % (words, before, after))
+            # the next cases start from the configuration this one found
+            S.qdisc("change", "smqd0", ["root"] + opt_words(before["options"]))
         elif after != before:
             FAIL(name, "refused (%s) but state changed: %s -> %s" % (info, before, after))
         elif not names_attr(r, words, what):
@@ -356,6 +375,45 @@ def bad_cases(key):
             FAIL(name, "refused without a message (%s)" % os.strerror(r["rc"]))
         else:
             PASS(name, r["msg"])
+
+
+def opt_words(opts):
+    """smq.py words that set every option of a dumped configuration."""
+    words = []
+    for k, v in opts.items():
+        words += [k, str(v)]
+    if "ce_threshold" not in opts:
+        words += ["ce_threshold", "0xffffffff"]
+    return words
+
+
+def rings_ok_cases():
+    """bands x rings up to 65535 (every class id fits a 16-bit minor): the
+    largest such geometries are accepted by add and by change, and dumped
+    as asked.  Their refusals one ring above are in bad_table()."""
+    for label, words in (("3x16384", ["flows", "16384", "bands", "3", "depth", "16"]),
+                         ("1x32768", ["flows", "32768", "bands", "1", "depth", "16"])):
+        want = dict(zip(words[::2], (int(v) for v in words[1::2])))
+        name = "lifecycle-flow-rings-ok-add-%s" % label
+        r = S.qdisc("add", "smqd1", ["root", "key", "flow"] + words)
+        q = root("smqd1")
+        o = (q or {}).get("options") or {}
+        check(name, r["rc"] == 0 and q and q["kind"] == "softmq" and
+              {k: o.get(k) for k in want} == want,
+              "rc %d %s, root %s" % (r["rc"], r["msg"], q))
+        S.qdisc("del", "smqd1", ["root"])
+        name = "lifecycle-flow-rings-ok-change-%s" % label
+        before = state("smqd0")
+        r = S.qdisc("change", "smqd0", ["root", "key", "flow"] + words)
+        after = state("smqd0")
+        o = after["options"]
+        check(name, r["rc"] == 0 and {k: o.get(k) for k in want} == want and
+              after["handle"] == before["handle"],
+              "rc %d %s, options %s -> %s" % (r["rc"], r["msg"], before["options"], o))
+        r = S.qdisc("change", "smqd0", ["root"] + opt_words(before["options"]))
+        if r["rc"] or state("smqd0")["options"] != before["options"]:
+            FAIL(name + "-back", "change back to %s: rc %d %s, now %s" %
+                 (before["options"], r["rc"], r["msg"], state("smqd0")["options"]))
 
 
 def delete_cases(key):
@@ -499,6 +557,8 @@ def main():
         change_cases(key)
         replace_cases(key)
         bad_cases(key)
+        if key == "flow":
+            rings_ok_cases()
         delete_cases(key)
     tc_cases()
     module_cases()
