@@ -9,6 +9,10 @@
 #
 #   defaults     no options: limit 10240, memory_limit 32 MiB; under mq on
 #                a 4-queue device, each child 2560 packets and 8 MiB
+#   defaults-parents (mq part) on a 4-queue device: the child of an htb
+#                class serves every queue, so the whole device's 10240 and
+#                32 MiB; children grafted by hand under mq, and mqprio's
+#                default children, one queue's share each (2560, 8 MiB)
 #   flood-flow   key flow, limit 4000 (about 4 packets per ring in use:
 #                the regime where the fat flows' refills keep the backlog
 #                near the limit, below the ceiling): 2 senders x 1000
@@ -23,7 +27,11 @@
 #                below its share, < 1 % lost
 #   memory-small memory_limit 256 KiB, 64-byte datagrams: peak memory_usage
 #                within the bound, drop_overmemory > 0, memory_usage 0 once
-#                drained
+#                drained; and a measure the module does not compute: the
+#                peak backlog in skbs (less what the core may hold
+#                requeued: one skb, or one GSO skb's segments) times a
+#                floor of each skb's truesize (its length + SKB_TRUESIZE(0))
+#                within the same bound
 #   memory-gso   the same with 60000-byte UDP GSO skbs, memory_limit 2 MiB
 #   mq           mq over 4 TX queues, each softmq child changed to limit
 #                1000: every instance's peak within its bound, every one
@@ -34,6 +42,13 @@
 #                nothing queued (drops unchanged, backlog still above the
 #                new limit), 50 packets sent after it are all refused and
 #                counted in drop_overlimit
+#   lower-fold-limit, lower-fold-memory  a limit lowered under the
+#                producers' unfolded per-CPU counts (see lower_fold): 63
+#                packets sent from each CPU at limit 10240 (fold batch 64),
+#                limit lowered to 160 with the device nearly stopped, a
+#                flood from CPU 0 alone: peak backlog within 160 * 21/16 +
+#                one per CPU; then memory_limit lowered to 64 KiB the same
+#                way: peak memory_usage within its bound
 # The parts memory, mq and lower run where tests/vm/quick-plan says (make
 # check); make check-full runs them on every line.
 { # the whole script is parsed before it runs (edits during a run are harmless)
@@ -101,6 +116,63 @@ defaults() {
 	if [ -z "$why" ]; then pass $name; else fail $name "${why#; }"; fi
 }
 
+# per_queue_children WHAT: every softmq child on sd0 (4 TX queues) has one
+# queue's share of the defaults; appends to $why
+per_queue_children() {
+	local n=0 q l m
+	while read -r q l m; do
+		n=$((n + 1))
+		[ "$l" = 2560 ] && [ "$m" = $((8 << 20)) ] ||
+			why="$why; $1 child $q: limit $l memory_limit $m (want 2560, 8 MiB)"
+	done < <(ina $SMQ show sd0 | jq -r '.[] | select(.kind == "softmq") |
+		"\(.parent) \(.options.limit) \(.options.memory_limit)"')
+	[ $n = 4 ] || why="$why; $n softmq children under $1, want 4"
+}
+
+# defaults-parents: an instance is one TX queue's only when its parent
+# gives every queue its own child (mq, mqprio); under any other classful
+# parent of a multi-queue device it serves every queue.
+defaults_parents() {
+	local name=limits-defaults-parents why="" l m n
+	sd_setup numtxqueues 4 || { fail $name "setup"; return; }
+	# (tc adds a qdisc without options with no plugin: no python to start)
+	if ina tc qdisc add dev sd0 root handle 1: htb default 10 &&
+		ina tc class add dev sd0 parent 1: classid 1:10 htb rate 100mbit quantum 1514 &&
+		ina tc qdisc add dev sd0 parent 1:10 softmq; then
+		read -r l m <<< "$(ina $SMQ get sd0 1:10 options.limit options.memory_limit)"
+		[ "$l" = 10240 ] && [ "$m" = $((32 << 20)) ] ||
+			why="$why; under htb class 1:10: limit $l memory_limit $m (want 10240, 32 MiB: one instance for all 4 queues)"
+	else
+		why="$why; softmq under htb: setup failed"
+	fi
+	ina tc qdisc del dev sd0 root
+	# mq's own children are the default qdisc (fq_codel here): replaced
+	# by softmq instances made by hand, each one queue's
+	if ina tc qdisc add dev sd0 root handle 1: mq; then
+		for n in 1 2 3 4; do
+			ina tc qdisc add dev sd0 parent 1:$n softmq || why="$why; softmq on mq's 1:$n refused"
+		done
+		per_queue_children "mq (grafted by hand)"
+	else
+		why="$why; mq: setup failed"
+	fi
+	ina tc qdisc del dev sd0 root
+	# mqprio (software, hw 0): its default children, and one replaced by hand
+	modprobe -q sch_mqprio
+	sysctl -qw net.core.default_qdisc=softmq
+	if ina tc qdisc add dev sd0 root handle 1: mqprio num_tc 2 \
+		map 0 0 0 0 1 1 1 1 1 1 1 1 1 1 1 1 queues 2@0 2@2 hw 0; then
+		sysctl -qw net.core.default_qdisc="$SMQ_ORIG_DEFAULT_QDISC"
+		per_queue_children "mqprio (default qdisc)"
+		ina tc qdisc add dev sd0 parent 1:3 softmq || why="$why; softmq on mqprio's 1:3 refused"
+		per_queue_children "mqprio (1:3 by hand)"
+	else
+		why="$why; mqprio num_tc 2 hw 0 refused (sch_mqprio: $(modinfo -F filename sch_mqprio 2>&1 | head -1))"
+	fi
+	sysctl -qw net.core.default_qdisc="$SMQ_ORIG_DEFAULT_QDISC"
+	if [ -z "$why" ]; then pass $name; else fail $name "${why#; }"; fi
+}
+
 # ---------------------------------------------------------------- floods
 # check_flood NAME OUT LIMIT SENDER_JSON...: the common checks
 check_flood() {
@@ -149,10 +221,20 @@ flood_sparse() {
 	if [ -z "$why" ]; then pass $name; else fail $name "${why#; }"; fi
 }
 
-# memory NAME MLIMIT MAXTRUESIZE [flows.py args]
+# A floor of any skb's truesize: SKB_TRUESIZE(len) = len +
+# SKB_DATA_ALIGN(sizeof(struct sk_buff)) + SKB_DATA_ALIGN(sizeof(struct
+# skb_shared_info)), 256 + 320 on x86_64 (MAX_SKB_FRAGS 17); 512 leaves
+# room for a leaner build.  Data in page frags adds at least its length.
+SKB_FLOOR=512
+
+# memory NAME MLIMIT MAXTRUESIZE LEN REQ [flows.py args]: LEN is each
+# skb's length at the qdisc (UDP payload + 42 bytes of headers); REQ the
+# most skbs the core may hold requeued besides (qlen counts them): one
+# skb that met a stopped queue, or the segments of one GSO skb that the
+# device took only in part
 memory() {
-	local name=$1 mlim=$2 tsz=$3 out=$SMQ_OUT/$1; shift 3
-	local why="" peak om mu bnd=$((mlim * 21 / 16 + NCPU * tsz))
+	local name=$1 mlim=$2 tsz=$3 len=$4 req=$5 out=$SMQ_OUT/$1; shift 5
+	local why="" peak om mu bnd=$((mlim * 21 / 16 + NCPU * tsz)) qpk floor=$((len + SKB_FLOOR))
 	sd_setup && slowdev_set rate_pps $RATE && sd_qdisc memory_limit "$mlim" ||
 		{ fail "$name" "setup"; return; }
 	flood_start "$out" --procs 2 --sndbuf 8388608 "$@"
@@ -160,9 +242,16 @@ memory() {
 	wait_backlog_zero ina sd0 root 60 || why="$why; backlog not drained in 60 s"
 	read -r om mu <<< "$(ina $SMQ get sd0 xstats.drop_overmemory xstats.memory_usage)"
 	peak=$(awk '{ print $5 }' "$out.peak")
-	note "$name: peak memory_usage $peak (memory_limit $mlim, bound $bnd), drop_overmemory $om, after drain $mu"
+	qpk=$(awk '{ print $4 }' "$out.peak")
+	note "$name: peak memory_usage $peak (memory_limit $mlim, bound $bnd), drop_overmemory $om, after drain $mu; peak backlog $qpk skbs, at least $((${qpk:-0} - req)) of them $len bytes with truesize >= $floor each: >= $(((${qpk:-0} - req) * floor)) bytes"
 	[ -n "$peak" ] || { fail "$name" "no peak samples: $(cat "$out.peak")"; return; }
 	[ "$peak" -le "$bnd" ] || why="$why; peak memory_usage $peak > bound $bnd"
+	# The module's own count could be wrong the same way as its limit
+	# check (what it charges per skb): the backlog it let through, in
+	# skbs of at least $floor bytes each, must fit the bound too.
+	[ "$qpk" -gt "$req" ] || why="$why; the peak backlog was $qpk: nothing queued in the rings"
+	[ $(((qpk - req) * floor)) -le "$bnd" ] ||
+		why="$why; peak backlog $qpk skbs, $((qpk - req)) x truesize floor $floor = $(((qpk - req) * floor)) > bound $bnd: memory_usage undercounts the skbs"
 	[ "$om" -gt 0 ] || why="$why; no drop_overmemory: the flood never reached memory_limit"
 	[ "$mu" = 0 ] || why="$why; memory_usage $mu after the backlog drained"
 	[ "$(jqv "$out.send.json" '.errors | length')" -eq 0 ] || why="$why; sender errors $(jq -c .errors "$out.send.json")"
@@ -216,6 +305,80 @@ lower_live() {
 	check_flood_identity || why="$why$FLOOD_WHY"
 	if [ -z "$why" ]; then pass $name; else fail $name "${why#; }"; fi
 }
+# lower-fold: each CPU's producers count into a delta of their own, folded
+# into the shared count once it reaches the batch (limit / 16 / nr_cpu_ids,
+# at most 64 packets and 128 KiB).  After a change to a lower limit a CPU
+# that sends nothing keeps its delta of the old batch out of the count:
+# the bound (limit * 21/16 + one packet per CPU) must hold anyway.  At
+# limit 10240 (batch 64) 63 packets from each CPU leave deltas of up to 63
+# (less what bypassed the qdisc, counted below), and the device sends them
+# (the consumer's fold takes them off the count).  The limit lowered to 160
+# (batch 5, ceiling 200, bound 212) with the device nearly stopped, a
+# flood from CPU 0 only: its own delta folds with its first packet, CPU
+# 1's stays out of the count, so without a fold at the change the backlog
+# reaches 200 + CPU 1's delta.  Then memory_limit the same way: lowered to
+# 64 KiB (batch 2 KiB) while CPU 1 still holds its 63 skbs' truesize
+# (under 128 KiB of 64-byte datagrams) unfolded.
+lower_fold() {
+	local name=limits-lower-fold out=$SMQ_OUT/fold swhy="" why="" mwhy="" FLOOD_S=$((FLOOD_S / 2))
+	local ok pk byp dr charged o0 o1 m0 m1 peak mlim=$((64 << 10)) mbnd mpeak
+	[ "$NCPU" -ge 2 ] || { fail $name "one CPU: nothing to leave unfolded"; return; }
+	mbnd=$((mlim * 21 / 16 + NCPU * 4096))
+	sd_setup && slowdev_set rate_pps 1000 &&
+		sd_qdisc limit 10240 memory_limit $((32 << 20)) codel 0 || { fail $name "setup"; return; }
+	$INA $FLOWS send --dst $IP_D --flows 126 --count 1 --procs 2 --cpus 0,1 --size 64 \
+		> "$out.deltas.json"
+	wait_backlog_zero ina sd0 root 10 || swhy="$swhy; 126 packets not sent in 10 s"
+	read -r pk byp dr o0 <<< "$(ina $SMQ get sd0 stats.packets xstats.bypassed stats.drops \
+		xstats.drop_overlimit)"
+	ok=$(jqv "$out.deltas.json" .ok)
+	# what the rings took (the rest bypassed them): CPU 1's share is at
+	# least charged - 63, all of it still in CPU 1's delta
+	charged=$((pk - byp))
+	note "$name: 63 packets from each CPU at limit 10240: $ok accepted, $charged through the rings, $byp bypassed them, $dr dropped"
+	[ "$ok" = 126 ] && [ "$dr" = 0 ] || swhy="$swhy; $ok of 126 accepted, $dr dropped at limit 10240"
+	# (each half fails with these: without the deltas it proves nothing)
+	[ "$charged" -ge $((63 + 32)) ] ||
+		swhy="$swhy; only $charged of 126 packets went through the rings: CPU 1's delta may be under 32, the case proves nothing"
+	slowdev_set rate_pps 10
+	ina taskset -c 0 $SMQ change sd0 root limit 160 || why="$why; change limit 160 refused"
+	flood_start "$out.limit" --flows 1000 --procs 1 --cpus 0 --size 64
+	flood_wait
+	# drops only while sending: read after the drain below
+	slowdev_set rate_pps 2000
+	wait_backlog_zero ina sd0 root 20 || swhy="$swhy; backlog not sent in 20 s after the limit flood"
+	read -r o1 m0 <<< "$(ina $SMQ get sd0 xstats.drop_overlimit xstats.drop_overmemory)"
+	peak=$(awk '{ print $4 }' "$out.limit.peak")
+	note "$name-limit: limit 10240 -> 160 (bound $(bound 160)), a flood from CPU 0: peak backlog $peak in $(awk '{ print $3 }' "$out.limit.peak") samples, drop_overlimit +$((o1 - o0))"
+	if [ -z "$peak" ]; then
+		why="$why; no peak samples: $(cat "$out.limit.peak")"
+	else
+		[ "$peak" -le "$(bound 160)" ] ||
+			why="$why; peak backlog $peak > bound $(bound 160) after the limit was lowered to 160 (CPU 1's unfolded delta admitted on top)"
+	fi
+	[ $((o1 - o0)) -gt 0 ] || why="$why; no drop_overlimit: the flood never reached the limit 160"
+	why="$swhy$why"
+	if [ -z "$why" ]; then pass $name-limit; else fail $name-limit "${why#; }"; fi
+
+	slowdev_set rate_pps 10
+	ina taskset -c 0 $SMQ change sd0 root limit 10240 memory_limit $mlim ||
+		mwhy="$mwhy; change memory_limit $mlim refused"
+	flood_start "$out.memory" --flows 1000 --procs 1 --cpus 0 --size 64
+	flood_wait
+	m1=$(ina $SMQ get sd0 xstats.drop_overmemory)
+	read -r peak mpeak <<< "$(awk '{ print $4, $5 }' "$out.memory.peak")"
+	note "$name-memory: memory_limit 32 MiB -> $mlim (bound $mbnd), a flood from CPU 0: peak memory_usage $mpeak, peak backlog $peak, drop_overmemory +$((m1 - m0))"
+	if [ -z "$mpeak" ]; then
+		mwhy="$mwhy; no peak samples: $(cat "$out.memory.peak")"
+	else
+		[ "$mpeak" -le "$mbnd" ] ||
+			mwhy="$mwhy; peak memory_usage $mpeak > bound $mbnd after memory_limit was lowered to $mlim (CPU 1's unfolded delta admitted on top)"
+	fi
+	[ $((m1 - m0)) -gt 0 ] || mwhy="$mwhy; no drop_overmemory: the flood never reached memory_limit"
+	mwhy="$swhy$mwhy"
+	if [ -z "$mwhy" ]; then pass $name-memory; else fail $name-memory "${mwhy#; }"; fi
+}
+
 check_flood_identity() {
 	local pk dr ql enq sent
 	FLOOD_WHY=""
@@ -234,10 +397,17 @@ part_runs 35-limits.sh:cpu &&
 	flood_sparse cpu 2000 "CPU 1, the flood's band" "key cpu depth 4096 bands 1" \
 		"--flows 200 --procs 2 --cpus 0" "--cpus 1"
 if part_runs 35-limits.sh:memory; then
-	memory limits-memory-small $((256 << 10)) 4096 --flows 200 --size 64
-	memory limits-memory-gso $((2 << 20)) 131072 --flows 16 --size 60000 --gso 1400
+	memory limits-memory-small $((256 << 10)) 4096 $((64 + 42)) 1 --flows 200 --size 64
+	memory limits-memory-gso $((2 << 20)) 131072 $((60000 + 42)) $(((60000 + 1399) / 1400)) \
+		--flows 16 --size 60000 --gso 1400
 fi
-part_runs 35-limits.sh:mq && mq_flood
-part_runs 35-limits.sh:lower && lower_live
+if part_runs 35-limits.sh:mq; then
+	defaults_parents
+	mq_flood
+fi
+if part_runs 35-limits.sh:lower; then
+	lower_live
+	lower_fold
+fi
 exit 0
 }
