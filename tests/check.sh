@@ -254,9 +254,19 @@ for line in "${LINES[@]}"; do
 	fi
 	"$TB_DIR/vm.sh" --kernel "$line" --no-prepare ${VM_SMP:+--smp $VM_SMP} \
 		${VM_MEM:+--mem $VM_MEM} 2>&1 | tee "$logf"
+	# vm.sh's own status, not tee's: the log's last summary line can be
+	# the guest harness's (the console is echoed), which a vm.sh that
+	# failed after it never corrected.  vm.sh exits non-zero only when it
+	# counted a FAIL (declared SKIPs exit 0) or broke.
+	rc=${PIPESTATUS[0]}
 	GROUP_LOGS+=("$logf")
+	f0=$F
 	if ! summary_of "$logf"; then
 		say_fail "FAIL vm-$line: the VM run printed no summary (log: ${logf#"$REPO"/})"
+		F=$((F + 1))
+	elif [ $rc -ne 0 ] && [ $F -eq "$f0" ]; then
+		tail -n 5 "$logf" | sed 's/^/    /'
+		say_fail "FAIL vm-$line: vm.sh exited with status $rc but its log counts no failure (log: ${logf#"$REPO"/})"
 		F=$((F + 1))
 	fi
 	lw=$(sed -n 's/.*got the VM lock after \([0-9]*\)s.*/\1/p' "$logf" | tail -n 1)

@@ -9,10 +9,17 @@
 #     prints a SKIP tests/vm/skips does not declare, one that kills the
 #     harness mid-run, and one after it that therefore never runs: vm.sh
 #     must exit non-zero with a FAIL naming each;
-#  2. a build that fails: make check-quick on a copy of the tree whose
+#  2. one boot whose guest panics in the middle of a script (sysrq c; the
+#     guest boots with oops=panic panic=-1): vm.sh must exit non-zero and
+#     count a FAIL naming that script, the later one never run;
+#  3. a build that fails: make check-quick on a copy of the tree whose
 #     source does not compile must exit non-zero, say which build failed
-#     (and name it again after the summary), and boot nothing;
-#  3. the VM suites' helpers that once could not fail, each fed the broken
+#     (and name it again after the summary), and boot nothing; then, in
+#     the same copy with build.sh and vm.sh replaced by stubs, a vm.sh
+#     that fails after the guest's summary ("1 passed, 0 failed") must
+#     still fail make check-quick, and one that printed only declared
+#     SKIPs and exited 0 must not;
+#  4. the VM suites' helpers that once could not fail, each fed the broken
 #     input it must refuse (no VM needed): share_check an analysis that
 #     crashed, wait_drain a qdisc dump that printed nothing, pg_w a
 #     pktgen command that was refused, inst_clean_start an install that
@@ -67,7 +74,39 @@ else
 	pass selftest-vm-kill-worked
 fi
 
-# ---------------------------------------------------------------- 2. build
+# ---------------------------------------------------------------- 2. crash
+# A kernel panic in the middle of a script ends the boot with no summary:
+# never a pass (and not a TCG int3, so no rerun either).
+cat > "$W/vm/c1-before.sh" <<'EOF'
+echo "PASS sabotage-before-crash"
+EOF
+cat > "$W/vm/c2-crash.sh" <<'EOF'
+echo "PASS sabotage-crash-armed"
+sync
+echo c > /proc/sysrq-trigger
+sleep 30
+echo "PASS sabotage-crash-survived"
+EOF
+cat > "$W/vm/c3-after.sh" <<'EOF'
+echo "PASS sabotage-after-crash"
+EOF
+log=$W/vm-crash.log
+"$TB_DIR/vm.sh" --kernel "$LINE" --no-prepare --results "$W/results-crash" \
+	"$W/vm/c1-before.sh" "$W/vm/c2-crash.sh" "$W/vm/c3-after.sh" > "$log" 2>&1
+rc=$?
+if [ $rc -ne 0 ]; then pass selftest-crash-exit-status
+else fail selftest-crash-exit-status "vm.sh exited 0 on a run whose guest panicked (log: ${log#"$REPO"/})"; fi
+expect selftest-crash-named "a guest that panicked during a script did not fail that script" "$log" \
+	'^FAIL c2-crash.sh: guest crashed during c2-crash.sh; 1 later script\(s\) not run'
+expect selftest-crash-counted "the run with a panic did not count a failure" "$log" \
+	"^vm $LINE: [0-9]+ passed, [1-9][0-9]* failed"
+if grep -q 'Kernel panic' "$log" && ! grep -qE '^PASS sabotage-(crash-survived|after-crash)' "$log"; then
+	pass selftest-crash-worked
+else
+	fail selftest-crash-worked "no kernel panic, or a script ran after it: the sabotage did not sabotage (log: ${log#"$REPO"/})"
+fi
+
+# ---------------------------------------------------------------- 3. build
 # Outside the checkout (git must not find this repository above the copy:
 # with no git, check-quick's "touched" finds nothing and runs no host suite).
 tmp=$(mktemp -d /tmp/softmq-selftest.XXXXXX)
@@ -90,9 +129,47 @@ if grep -q 'guest ready' "$log"; then
 else
 	pass selftest-build-booted
 fi
+# make check's reading of the VM run: vm.sh's log echoes the guest's
+# console, whose summary line a vm.sh that failed after it never
+# corrected; its exit status must count.  Stubs (the copy's source does
+# not build, and nothing here needs it to): build.sh passes, vm.sh prints
+# what SELFTEST_VM says.
+cat > "$tree/tests/testbed/build.sh" <<'EOF'
+#!/bin/bash
+echo "PASS build-$1-stub"
+EOF
+cat > "$tree/tests/testbed/vm.sh" <<'EOF'
+#!/bin/bash
+case $SELFTEST_VM in
+late)	# the guest's summary, then vm.sh breaks
+	printf '%s\n' "=== RUN 00-stub.sh" "PASS stub-case" "1 passed, 0 failed, 0 skipped" \
+		"SOFTMQ-GUEST-DONE rc=0"
+	echo "[testbed] ERROR: sabotage: vm.sh broke after the guest's summary" >&2
+	exit 3;;
+skips)	printf '%s\n' "PASS stub-case" "SKIP stub-declared: declared" \
+		"1 passed, 0 failed, 1 skipped" "vm stub: 1 passed, 0 failed, 1 skipped (0s)";;
+esac
+EOF
+log=$W/check-vm-late.log
+SELFTEST_VM=late GIT_CEILING_DIRECTORIES=$tmp SOFTMQ_CACHE=$CACHE "$tree/tests/check.sh" --quick "$LINE" > "$log" 2>&1
+rc=$?
+if [ $rc -ne 0 ]; then pass selftest-vm-status-exit-status
+else fail selftest-vm-status-exit-status "check-quick exited 0 after vm.sh exited 3 (log: ${log#"$REPO"/})"; fi
+expect selftest-vm-status-named "vm.sh's failure after the guest's summary was not counted" "$log" \
+	"^FAIL vm-$LINE: vm.sh exited with status 3 but its log counts no failure"
+expect selftest-vm-status-listed "vm.sh's failure was not listed after the summary" "$log" \
+	"^$LINE: FAIL vm-$LINE: vm.sh exited with status 3"
+log=$W/check-vm-skips.log
+SELFTEST_VM=skips GIT_CEILING_DIRECTORIES=$tmp SOFTMQ_CACHE=$CACHE "$tree/tests/check.sh" --quick "$LINE" > "$log" 2>&1
+rc=$?
+if [ $rc -eq 0 ] && tail -n 1 "$log" | grep -qE '^[0-9]+ passed, 0 failed, 1 skipped$'; then
+	pass selftest-vm-status-skips
+else
+	fail selftest-vm-status-skips "check-quick failed (rc=$rc) a VM run of declared SKIPs that exited 0 (log: ${log#"$REPO"/})"
+fi
 rm -rf "$tmp"
 
-# ---------------------------------------------------------------- 3. helpers
+# ---------------------------------------------------------------- 4. helpers
 # Each helper runs in a subshell with the suites' own definitions (read
 # from the scripts, so a change there is what is tested).
 (
