@@ -95,6 +95,10 @@ check selftest-timeout-fails "a hung script was not failed by its timeout" \
 check selftest-splat-attributed "the splat was blamed on the wrong script" \
 	bash -c '! grep -qE "^FAIL inner-(ok|exit|silent|skip|hang).sh: kernel splat" <<<"$1"' _ "$out"
 
+# 3 and 4 exercise the harness alone, the same on every kernel: make check
+# runs them on the lines quick-plan names for 00-selftest.sh:harness.
+. "$SOFTMQ_REPO/tests/vm/plan.sh"
+if [ "${SOFTMQ_FULL:-0}" = 1 ] || plan_runs 00-selftest.sh:harness; then
 # 3. A WARN between two scripts, in neither's window: the line's log
 # filter (the harness's own hook, here cat with a side effect) loads
 # warnme while the harness scans the first script's window, after that
@@ -168,6 +172,9 @@ check selftest-nodmesg-start-fails "a kernel log unreadable from the start was n
 	grep -q '^FAIL harness-kernel-log: cannot read the kernel log, no splat scan: dmesg failed: .*Operation not permitted' <<<"$out"
 check selftest-nodmesg-start-summary "nested run ended '$last' (rc=$rc), want '1 passed, 1 failed, 0 skipped' (rc=1)" \
 	test "$last/$rc" = "1 passed, 1 failed, 0 skipped/1"
+else
+	echo "SKIP 00-selftest-harness: make check runs this part on $(plan_lines 00-selftest.sh:harness) only (TCG time budget); make check-full on every line"
+fi
 
 # 5. On a sanitizer line, the sanitizer's own report: proves it is on,
 # instruments out-of-tree modules (softmq is built the same way) and that
