@@ -168,18 +168,9 @@ run_tcp() {   # run_tcp KEY gso|nogso [TRY]
 	ina tc qdisc del dev veth0 root 2>/dev/null
 	ina tc qdisc del dev veth0 clsact 2>/dev/null
 	local sel=root
-	if [ "$mode" = nogso ] && [ "$try" = 1 ]; then
+	if [ "$mode" = nogso ]; then
 		ina ethtool -K veth0 tso off gso off >/dev/null 2>&1
 		ina $SMQ add veth0 root key "$key" || { fail "$pre-setup" "cannot add softmq"; return; }
-	elif [ "$mode" = nogso ]; then
-		# The second run of one whose rings carried too little (a
-		# veth that kept up: key cpu on 7.2-rt, 345 of 51283 twice):
-		# under the tbf, where every segment queues.
-		sel=1:1
-		ina ethtool -K veth0 tso off gso off >/dev/null 2>&1
-		ina tc qdisc add dev veth0 root handle 1: tbf rate "$GSO_TBF_RATE" burst 256k latency 500ms &&
-			ina $SMQ add veth0 parent 1:1 key "$key" depth 256 ||
-			{ fail "$pre-setup" "cannot add tbf $GSO_TBF_RATE with softmq under it"; return; }
 	else
 		# A veth of 6.1/6.12 never stops its queue and a few large
 		# skbs rarely meet each other: 451 of 211058 segments went
@@ -209,7 +200,7 @@ run_tcp() {   # run_tcp KEY gso|nogso [TRY]
 	# always (key cpu on 7.2-rt: 27 once, in one CPU's ring): a run whose
 	# rings carried too little cannot check the order or the identity
 	# under queueing, so it is run once more before any case is
-	# reported (nogso: under the tbf); the second one FAILs.
+	# reported; the second one FAILs.
 	if [ "$try" = 1 ] && [ $irc -eq 0 ] && ! rings_used ina veth0; then
 		note "$pre: the rings carried too little ($RINGS_NOTE): run again"
 		ina tc qdisc del dev veth0 clsact
