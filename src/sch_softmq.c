@@ -483,10 +483,6 @@ static int softmq_enqueue(struct sk_buff *skb, struct Qdisc *sch,
 		return softmq_drop(skb, sch, to_free);
 	}
 
-	softmq_skb_cb(skb)->mem_usage = truesize;
-	softmq_skb_cb(skb)->enqueue_time = READ_ONCE(q->timestamp) ?
-					   codel_get_time() : 0;
-
 	/*
 	 * Between its tail cmpxchg and its slot store a producer holds the
 	 * ring's head: the consumer stops there, and on its empty -> non-empty
@@ -504,6 +500,10 @@ static int softmq_enqueue(struct sk_buff *skb, struct Qdisc *sch,
 	preempt_disable();
 	verdict = softmq_admit(q, t, ring, truesize);
 	if (likely(verdict == SOFTMQ_ADMIT)) {
+		/* Only an admitted packet pays the clock read. */
+		softmq_skb_cb(skb)->mem_usage = truesize;
+		softmq_skb_cb(skb)->enqueue_time = READ_ONCE(q->timestamp) ?
+						   codel_get_time() : 0;
 		softmq_charge(q, 1, truesize);
 		softmq_ring_account(ring, pkt_len);
 		res = softmq_ring_push(ring, skb, &retries);
