@@ -19,6 +19,19 @@
  *           only (release), read by producers only when they look full.
  *   slot[pos & mask] = item, or NULL when free or claimed-but-unpublished.
  *
+ * Spill: the ring is the fast path, not a cap.  Every push claims a
+ * position first; one whose position does not fit in the slots (the
+ * consumer is more than depth behind) pushes its item, tagged with that
+ * position, onto the ring's spill stack instead (one cmpxchg; an item
+ * lends the ring its first two words while it is queued: struct
+ * softmq_spill, an skb's list linkage).  The consumer takes position head
+ * from its slot, or else from the spilled items, which it takes off the
+ * stack in batches and keeps sorted by position: one order, the claims',
+ * across both, so a serialised sender's items leave in order whatever
+ * the ring's depth.  A position's item is in its slot or spilled, decided
+ * once by its producer: slot[pos & mask] is only written for a position
+ * that fits, i.e. after the consumer has taken every position before it.
+ *
  * Who blocks whom: a producer stalled between its cmpxchg and its slot store
  * leaves a NULL slot at the consumer's head; softmq_ring_pop() then returns
  * NULL without waiting and the consumer moves on to other rings.  Only that
@@ -72,6 +85,9 @@
 #define smq_mb()			smp_mb()
 #define smq_find_next_bit(map, n, from)	find_next_bit(map, n, from)
 #define smq_find_next_bit_wrap(map, n, from) find_next_bit_wrap(map, n, from)
+/* The spill stack: llist_add()/llist_del_all() on our own node type. */
+#define smq_ptr_try_cmpxchg(p, oldp, new) try_cmpxchg(p, oldp, new)
+#define smq_ptr_xchg(p, v)		xchg(p, v)
 
 /* ---- primitives: userspace (C11/GCC atomics; TSan understands them) ----- */
 #else
@@ -95,6 +111,10 @@
 #define smq_store_release(p, v)		__atomic_store_n(p, v, __ATOMIC_RELEASE)
 #define smq_read_once(x)		__atomic_load_n(&(x), __ATOMIC_RELAXED)
 #define smq_write_once(x, v)		__atomic_store_n(&(x), v, __ATOMIC_RELAXED)
+#define smq_ptr_try_cmpxchg(p, oldp, new) \
+	__atomic_compare_exchange_n(p, oldp, new, false, \
+				    __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)
+#define smq_ptr_xchg(p, v)		__atomic_exchange_n(p, v, __ATOMIC_SEQ_CST)
 
 static inline void smq_set_bit(unsigned int nr, unsigned long *map)
 {
@@ -164,18 +184,32 @@ static inline unsigned long smq_find_next_bit_wrap(const unsigned long *map,
 /* Positions live in tail's upper bits: compare them modulo this mask. */
 #define SOFTMQ_RING_POS_MASK	(ULONG_MAX >> 1)
 
+/*
+ * The first two words of an item, the ring's while the item is queued and
+ * spilled (an skb's next and prev); zero again when it is popped.
+ */
+struct softmq_spill {
+	struct softmq_spill	*next;
+	unsigned long		pos;
+};
+
 struct softmq_ring {
 	/* Producer line: written by every CPU that pushes to this ring. */
 	SMQ_CACHELINE_ALIGNED smq_tail_t tail;
 	unsigned long	head_snap;	/* a recent head; spares producers a miss */
 	unsigned long	mask;		/* depth - 1, read-only after init */
 	smq_tail_t	bytes_in;	/* bytes pushed (softmq_ring_account) */
+	/* Spilled items, newest first; pushed only while the slots are full. */
+	struct softmq_spill *spilled;
 
 	/* Consumer line: written by the consumer only. */
 	SMQ_CACHELINE_ALIGNED unsigned long head;
 	unsigned long	cmask;		/* copy of mask, keeps pops off the producer line */
 	long		credit;		/* consumer-private: softmq's DRR deficit */
 	unsigned long	bytes_out;	/* bytes popped (softmq_ring_taken) */
+	/* Spilled items taken off the stack, sorted by position. */
+	struct softmq_spill *spill_first;
+	struct softmq_spill *spill_last;
 
 	SMQ_CACHELINE_ALIGNED void *slot[];
 };
@@ -183,7 +217,7 @@ struct softmq_ring {
 enum softmq_push {
 	SOFTMQ_PUSH_OK,		/* queued; the ring was already active */
 	SOFTMQ_PUSH_WOKE,	/* queued into an idle ring: caller marks it */
-	SOFTMQ_PUSH_FULL,	/* not queued: no free slot */
+	SOFTMQ_PUSH_SPILLED,	/* queued beyond the slots; the ring was active */
 };
 
 static inline size_t softmq_ring_bytes(unsigned int depth)
@@ -201,10 +235,13 @@ static inline void softmq_ring_init(struct softmq_ring *r, unsigned int depth)
 	r->head_snap = 0;
 	r->mask = depth - 1;
 	smq_tail_set(&r->bytes_in, 0);
+	r->spilled = NULL;
 	r->head = 0;
 	r->cmask = depth - 1;
 	r->credit = 0;
 	r->bytes_out = 0;
+	r->spill_first = NULL;
+	r->spill_last = NULL;
 }
 
 static inline unsigned long softmq_ring_pos(long tail)
@@ -213,8 +250,49 @@ static inline unsigned long softmq_ring_pos(long tail)
 }
 
 /*
+ * Producer, after its claim of @pos: true if slot[pos & mask] is free.
+ * Acquire on head (and on head_snap, which only ever holds a value some
+ * producer read with acquire) orders our later slot store after the
+ * consumer's NULL store that freed it.  A head read before other pops is
+ * only older: a position that fits then still fits.
+ */
+static inline bool softmq_ring_fits(struct softmq_ring *r, unsigned long pos)
+{
+	unsigned long h;
+
+	if (((pos - smq_load_acquire(&r->head_snap)) & SOFTMQ_RING_POS_MASK) <=
+	    r->mask)
+		return true;
+	h = smq_load_acquire(&r->head);
+	if (((pos - h) & SOFTMQ_RING_POS_MASK) > r->mask)
+		return false;
+	smq_store_release(&r->head_snap, h);
+	return true;
+}
+
+/*
+ * Producer: @pos does not fit; hand @item to the consumer on the spill
+ * stack (llist_add()).  The cmpxchg is fully ordered: the consumer's xchg
+ * that takes the stack sees next and pos.
+ */
+static inline void softmq_ring_spill(struct softmq_ring *r, void *item,
+				     unsigned long pos)
+{
+	struct softmq_spill *s = item;
+	struct softmq_spill *first = smq_read_once(r->spilled);
+
+	s->pos = pos;
+	do {
+		s->next = first;
+	} while (!smq_ptr_try_cmpxchg(&r->spilled, &first, s));
+}
+
+/*
  * Producer.  Safe from any number of contexts at once.  *retries counts lost
- * cmpxchg races (contention on this ring).
+ * cmpxchg races (contention on this ring).  Never refuses: a push that
+ * finds the slots full spills (SOFTMQ_PUSH_SPILLED); what a ring may hold
+ * is the caller's to bound.  A push into an idle ring always fits (IDLE is
+ * set only when nothing is claimed beyond head).
  */
 static inline enum softmq_push softmq_ring_push(struct softmq_ring *r,
 						void *item,
@@ -225,45 +303,96 @@ static inline enum softmq_push softmq_ring_push(struct softmq_ring *r,
 
 	for (;;) {
 		pos = softmq_ring_pos(t);
-		/*
-		 * Acquire on head (and on head_snap, which only ever holds a
-		 * value some producer read with acquire) orders our later
-		 * slot store after the consumer's NULL store that freed it.
-		 */
-		if (((pos - smq_load_acquire(&r->head_snap)) &
-		     SOFTMQ_RING_POS_MASK) > r->mask) {
-			unsigned long h = smq_load_acquire(&r->head);
-
-			if (((pos - h) & SOFTMQ_RING_POS_MASK) > r->mask) {
-				long now = smq_tail_read(&r->tail);
-
-				/* A stale tail can make a ring look full. */
-				if (now != t) {
-					t = now;
-					continue;
-				}
-				return SOFTMQ_PUSH_FULL;
-			}
-			smq_store_release(&r->head_snap, h);
-		}
 		if (smq_tail_try_cmpxchg(&r->tail, &t,
 					 (long)(((pos + 1) & SOFTMQ_RING_POS_MASK) << 1)))
 			break;
 		(*retries)++;
+	}
+	if (!softmq_ring_fits(r, pos)) {
+		softmq_ring_spill(r, item, pos);
+		return SOFTMQ_PUSH_SPILLED;
 	}
 	/* Publish: pairs with the acquire in softmq_ring_pop/peek. */
 	smq_store_release(&r->slot[pos & r->mask], item);
 	return (t & SOFTMQ_RING_IDLE) ? SOFTMQ_PUSH_WOKE : SOFTMQ_PUSH_OK;
 }
 
-/* Consumer.  The next item, or NULL if the ring is empty or its head slot is
- * claimed by a producer that has not published yet.
+/* Consumer.  Positions compare by their distance from head. */
+static inline unsigned long softmq_ring_behind(const struct softmq_ring *r,
+					       unsigned long pos)
+{
+	return (pos - r->head) & SOFTMQ_RING_POS_MASK;
+}
+
+/*
+ * Consumer: take the spill stack (llist_del_all(); the xchg is fully
+ * ordered, so every item's next and pos are seen) and merge it into the
+ * sorted list.  Producers spill roughly in position order, so the stack
+ * reversed appends; a racing pair costs a short walk.
  */
-static inline void *softmq_ring_peek(const struct softmq_ring *r)
+static inline void softmq_ring_unspill(struct softmq_ring *r)
+{
+	struct softmq_spill *s = smq_ptr_xchg(&r->spilled, NULL);
+	struct softmq_spill *rev = NULL, *next, **at;
+
+	while (s) {
+		next = s->next;
+		s->next = rev;
+		rev = s;
+		s = next;
+	}
+	for (s = rev; s; s = next) {
+		next = s->next;
+		s->next = NULL;
+		if (!r->spill_first) {
+			r->spill_first = s;
+			r->spill_last = s;
+			continue;
+		}
+		if (softmq_ring_behind(r, s->pos) >
+		    softmq_ring_behind(r, r->spill_last->pos)) {
+			r->spill_last->next = s;
+			r->spill_last = s;
+			continue;
+		}
+		for (at = &r->spill_first;
+		     softmq_ring_behind(r, (*at)->pos) < softmq_ring_behind(r, s->pos);
+		     at = &(*at)->next)
+			;
+		s->next = *at;
+		*at = s;
+	}
+}
+
+/*
+ * Consumer: the spilled item of position head, or NULL (not spilled, or
+ * its producer has not pushed it yet).
+ */
+static inline struct softmq_spill *softmq_ring_spilled(struct softmq_ring *r)
+{
+	struct softmq_spill *s = r->spill_first;
+
+	if (s && s->pos == r->head)
+		return s;
+	if (!smq_read_once(r->spilled))
+		return NULL;
+	softmq_ring_unspill(r);
+	s = r->spill_first;
+	return s && s->pos == r->head ? s : NULL;
+}
+
+/*
+ * Consumer.  The next item, or NULL if the ring is empty or the position at
+ * head is claimed by a producer that has not published (or spilled) yet.
+ * A slot that holds an item holds head's: a later position of that slot
+ * fits only once head has passed this one.
+ */
+static inline void *softmq_ring_peek(struct softmq_ring *r)
 {
 	void * const *slot = &r->slot[r->head & r->cmask];
+	void *item = smq_load_acquire(slot);
 
-	return smq_load_acquire(slot);
+	return item ? item : softmq_ring_spilled(r);
 }
 
 /* Consumer.  Takes the next item; NULL as for softmq_ring_peek(). */
@@ -272,10 +401,19 @@ static inline void *softmq_ring_pop(struct softmq_ring *r)
 	unsigned long h = r->head;
 	void **slot = &r->slot[h & r->cmask];
 	void *item = smq_load_acquire(slot);
+	struct softmq_spill *s;
 
-	if (!item)
-		return NULL;
-	smq_write_once(*slot, NULL);
+	if (item) {
+		smq_write_once(*slot, NULL);
+	} else {
+		s = softmq_ring_spilled(r);
+		if (!s)
+			return NULL;
+		r->spill_first = s->next;
+		s->next = NULL;
+		s->pos = 0;
+		item = s;
+	}
 	/* Release: a producer that sees the new head also sees the NULL. */
 	smq_store_release(&r->head, (h + 1) & SOFTMQ_RING_POS_MASK);
 	return item;

@@ -51,6 +51,14 @@
 #include "softmq_ring.h"
 
 #define SOFTMQ_MAX_BANDS	3
+/*
+ * A ring spills an item into its first two words (struct softmq_spill): for
+ * a queued skb, its list linkage, which is the qdisc's while it holds it.
+ */
+static_assert(offsetof(struct sk_buff, next) ==
+	      offsetof(struct softmq_spill, next));
+static_assert(offsetof(struct sk_buff, prev) ==
+	      offsetof(struct softmq_spill, pos));
 /* Each ring is a class, minor band * rings + index + 1: 16 bits (TC_H_MIN). */
 #define SOFTMQ_MAX_CLASSES	TC_H_MIN_MASK
 /* How long change() waits for a previous geometry to drain, and how often it looks. */
@@ -132,7 +140,7 @@ struct softmq_table {
 
 /* The producers' event counters, per CPU (struct tc_softmq_xstats). */
 enum softmq_cpu_counter {
-	SOFTMQ_CNT_RING_FULL,
+	SOFTMQ_CNT_SPILLED,
 	SOFTMQ_CNT_NOMEM,
 	SOFTMQ_CNT_PUSH_RETRIES,
 	SOFTMQ_CNT_RING_WAKEUPS,
@@ -507,10 +515,6 @@ static int softmq_enqueue(struct sk_buff *skb, struct Qdisc *sch,
 		softmq_charge(q, 1, truesize);
 		softmq_ring_account(ring, pkt_len);
 		res = softmq_ring_push(ring, skb, &retries);
-		if (unlikely(res == SOFTMQ_PUSH_FULL)) {
-			softmq_ring_account(ring, -(long)pkt_len);
-			softmq_charge(q, -1, -(s32)truesize);
-		}
 	}
 	preempt_enable();
 	if (unlikely(verdict != SOFTMQ_ADMIT)) {
@@ -522,10 +526,8 @@ static int softmq_enqueue(struct sk_buff *skb, struct Qdisc *sch,
 	}
 	if (unlikely(retries))
 		softmq_count(q, SOFTMQ_CNT_PUSH_RETRIES, retries);
-	if (unlikely(res == SOFTMQ_PUSH_FULL)) {
-		softmq_count(q, SOFTMQ_CNT_RING_FULL, 1);
-		return softmq_drop(skb, sch, to_free);
-	}
+	if (unlikely(res == SOFTMQ_PUSH_SPILLED))
+		softmq_count(q, SOFTMQ_CNT_SPILLED, 1);
 	/* From here on another CPU may have dequeued and freed skb. */
 	if (res == SOFTMQ_PUSH_WOKE) {
 		softmq_active_set(t->active[band], idx);
@@ -1740,7 +1742,7 @@ static int softmq_dump_stats(struct Qdisc *sch, struct gnet_dump *d)
 			for (c = 0; c < SOFTMQ_CNT_MAX; c++)
 				cnt[c] = u64_stats_read(&cs->cnt[c]);
 		} while (u64_stats_fetch_retry(&cs->syncp, start));
-		st.drops_ring_full += cnt[SOFTMQ_CNT_RING_FULL];
+		st.spilled += cnt[SOFTMQ_CNT_SPILLED];
 		st.drops_nomem += cnt[SOFTMQ_CNT_NOMEM];
 		st.push_retries += cnt[SOFTMQ_CNT_PUSH_RETRIES];
 		st.ring_wakeups += cnt[SOFTMQ_CNT_RING_WAKEUPS];

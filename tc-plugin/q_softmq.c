@@ -591,6 +591,7 @@ static int softmq_print_xstats(const struct qdisc_util *qu __unused,
 	print_nl();
 	U32(new_flows_len,	"  new_flows_len %u");
 	U32(old_flows_len,	" old_flows_len %u");
+	U64(spilled,		" spilled %" PRIu64);
 #undef U64
 #undef U32
 	return 0;

@@ -75,7 +75,7 @@ enum softmq_key {
 #define SOFTMQ_MEM_CAP		(128U << 20)
 
 struct tc_softmq_xstats {
-	__u64	drops_ring_full;	/* target ring had no free slot */
+	__u64	drops_ring_full;	/* 0: a full ring spills (see spilled) */
 	__u64	drops_nomem;		/* ring allocation failed (GFP_ATOMIC) */
 	__u64	push_retries;		/* lost compare-and-swap races on a ring */
 	__u64	ring_wakeups;		/* empty -> non-empty ring transitions */
@@ -96,6 +96,7 @@ struct tc_softmq_xstats {
 	__u32	new_flow_count;		/* rings served first after waking (sparse) */
 	__u32	new_flows_len;		/* rings being served as new now */
 	__u32	old_flows_len;		/* other rings holding packets now */
+	__u64	spilled;		/* queued beyond a full ring's slots */
 };
 
 /*

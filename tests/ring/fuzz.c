@@ -8,7 +8,9 @@
  *
  *   push, pop, peek, count, retire, active_next, and "claim"/"publish": the
  *   two halves of a push done apart, as a producer stalled between its
- *   cmpxchg and its slot store leaves them (up to 4 such pending at once).
+ *   cmpxchg and its slot store (or its spill) leaves them (up to 4 such
+ *   pending at once).  A ring holds up to QMAX items: beyond its depth they
+ *   spill, and each must still come out at its position.
  *
  * Items are malloc'ed and freed when popped, so ASan also sees a double pop
  * (double free), a stale pop (use after free) and a lost item (leak).
@@ -24,14 +26,16 @@
 
 #define NRINGS_MAX	4
 #define MAXDEPTH	16
+#define QMAX		64		/* items one ring may hold here */
 #define NPEND		4
 
 struct item {
+	struct softmq_spill spill;	/* the ring's while spilled */
 	unsigned long id;
 };
 
 struct ref {				/* reference model of one ring */
-	struct item *q[MAXDEPTH];	/* NULL = claimed, not yet published */
+	struct item *q[QMAX];		/* NULL = claimed, not yet published */
 	unsigned long head, tail;	/* counts, not wrapped */
 	int idle;
 };
@@ -39,7 +43,7 @@ struct ref {				/* reference model of one ring */
 struct pend {
 	int used, ring, woke;
 	unsigned long pos;		/* the ring's position (wrapped) */
-	unsigned long refidx;		/* index in ref->q */
+	unsigned long refidx;		/* index in ref->q (mod QMAX) */
 	struct item *it;
 };
 
@@ -95,20 +99,22 @@ static void invariants(void)
 static void op_push(unsigned int r)
 {
 	struct ref *f = &ref[r];
-	struct item *it = malloc(sizeof(*it));
+	struct item *it = calloc(1, sizeof(*it));
 	unsigned int retries = 0;
 	enum softmq_push res;
 
-	it->id = ++next_id;
-	res = softmq_ring_push(rings[r], it, &retries);
-	CHECK(retries == 0);
-	if (f->tail - f->head == depth[r]) {
-		CHECK(res == SOFTMQ_PUSH_FULL);
+	if (f->tail - f->head == QMAX) {
 		free(it);
 		return;
 	}
-	CHECK(res == (f->idle ? SOFTMQ_PUSH_WOKE : SOFTMQ_PUSH_OK));
-	f->q[f->tail++ % depth[r]] = it;
+	it->id = ++next_id;
+	res = softmq_ring_push(rings[r], it, &retries);
+	CHECK(retries == 0);
+	if (f->tail - f->head >= depth[r])
+		CHECK(res == SOFTMQ_PUSH_SPILLED);
+	else
+		CHECK(res == (f->idle ? SOFTMQ_PUSH_WOKE : SOFTMQ_PUSH_OK));
+	f->q[f->tail++ % QMAX] = it;
 	if (res == SOFTMQ_PUSH_WOKE) {
 		f->idle = 0;
 		softmq_active_set(map, r);
@@ -125,7 +131,7 @@ static void op_claim(unsigned int r)
 
 	for (k = 0; k < NPEND && pend[k].used; k++)
 		;
-	if (k == NPEND || f->tail - f->head == depth[r])
+	if (k == NPEND || f->tail - f->head == QMAX)
 		return;
 	CHECK(pos == ((rings[r]->head + (f->tail - f->head)) & SOFTMQ_RING_POS_MASK));
 	TAIL_STORE(rings[r], (long)(((pos + 1) & SOFTMQ_RING_POS_MASK) << 1));
@@ -134,25 +140,38 @@ static void op_claim(unsigned int r)
 	pend[k].woke = (int)(t & SOFTMQ_RING_IDLE);
 	pend[k].pos = pos;
 	pend[k].refidx = f->tail;
-	pend[k].it = malloc(sizeof(struct item));
+	pend[k].it = calloc(1, sizeof(struct item));
 	pend[k].it->id = ++next_id;
-	f->q[f->tail++ % depth[r]] = NULL;
+	f->q[f->tail++ % QMAX] = NULL;
 	if (pend[k].woke)
 		f->idle = 0;
 }
 
-/* The second half: the release store of the slot, then the mark if WOKE. */
+/*
+ * The second half, as push does it after its claim: the release store of the
+ * slot if the position fits by now, else the spill; then the mark if WOKE.
+ */
 static void op_publish(unsigned int k)
 {
 	struct pend *pd = &pend[k % NPEND];
 	struct softmq_ring *rg;
+	int fits;
 
 	if (!pd->used)
 		return;
 	rg = rings[pd->ring];
-	CHECK(__atomic_load_n(&rg->slot[pd->pos & rg->mask], __ATOMIC_RELAXED) == NULL);
-	__atomic_store_n(&rg->slot[pd->pos & rg->mask], pd->it, __ATOMIC_RELEASE);
-	ref[pd->ring].q[pd->refidx % depth[pd->ring]] = pd->it;
+	fits = ((pd->pos - rg->head) & SOFTMQ_RING_POS_MASK) <= rg->mask;
+	CHECK(softmq_ring_fits(rg, pd->pos) == fits);
+	if (fits) {
+		CHECK(__atomic_load_n(&rg->slot[pd->pos & rg->mask],
+				      __ATOMIC_RELAXED) == NULL);
+		__atomic_store_n(&rg->slot[pd->pos & rg->mask], pd->it,
+				 __ATOMIC_RELEASE);
+	} else {
+		CHECK(!pd->woke);	/* an idle ring's first position fits */
+		softmq_ring_spill(rg, pd->it, pd->pos);
+	}
+	ref[pd->ring].q[pd->refidx % QMAX] = pd->it;
 	if (pd->woke)
 		softmq_active_set(map, (unsigned int)pd->ring);
 	pd->used = 0;
@@ -161,13 +180,15 @@ static void op_publish(unsigned int k)
 static void op_pop(unsigned int r, int peek_only)
 {
 	struct ref *f = &ref[r];
-	struct item *want = f->head == f->tail ? NULL : f->q[f->head % depth[r]];
+	struct item *want = f->head == f->tail ? NULL : f->q[f->head % QMAX];
 	struct item *got = peek_only ? softmq_ring_peek(rings[r]) :
 				       softmq_ring_pop(rings[r]);
 
 	CHECK(got == want);
 	if (got && !peek_only) {
 		f->head++;
+		/* a spilled item's words are zero again */
+		CHECK(!got->spill.next && !got->spill.pos);
 		free(got);
 	}
 }

@@ -52,8 +52,33 @@ static inline void ring_seek(struct softmq_ring *r, unsigned long pos, int idle)
 	TAIL_STORE(r, (long)((pos << 1) | (idle ? SOFTMQ_RING_IDLE : 0)));
 }
 
-/* Non-NULL pointer items that carry a number; never dereferenced. */
-#define ITEM(n)		((void *)(uintptr_t)(n))
-#define ITEM_N(p)	((uintptr_t)(p))
+/*
+ * Items that carry a number: the ring's two spill words, then the number.
+ * ITEM(n) takes slot n % TEST_ITEMS of a pool, so at most TEST_ITEMS items
+ * may be queued at once; ITEM_N(NULL) is 0, and a test fails on it, not
+ * with a crash.
+ */
+struct test_item {
+	struct softmq_spill spill;
+	uintptr_t n;
+};
+#define TEST_ITEMS	(1 << 16)
+static struct test_item test_items[TEST_ITEMS];
+
+static inline void *test_item(uintptr_t n)
+{
+	struct test_item *it = &test_items[n % TEST_ITEMS];
+
+	it->n = n;
+	return it;
+}
+
+static inline uintptr_t test_item_n(const void *p)
+{
+	return p ? ((const struct test_item *)p)->n : 0;
+}
+
+#define ITEM(n)		test_item(n)
+#define ITEM_N(p)	test_item_n(p)
 
 #endif

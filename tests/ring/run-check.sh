@@ -180,6 +180,12 @@ model mut-retire-order violation "-DMUT_RETIRE_ORDER"
 model mut-retire-noset violation "-DMUT_RETIRE_NOSET"
 model mut-no-retrylock violation "-DMUT_NO_RETRYLOCK -DNO_CLEAN_END"
 model mut-hint-no-rescan violation "-DMUT_HINT_NO_RESCAN"
+# The spill (one ring of one slot, three producers: spills out of position
+# order): a lookup that takes any spilled item breaks the claims' order
+# (P1); one that trusts a non-empty list and leaves the stack loses an
+# item (P3).
+model mut-spill-any-pos violation "-DRING_MAP=1 -DNP=3 -DK=1 -DDEPTH=1 -DQUOTA=2 -DMUT_SPILL_ANY_POS"
+model mut-spill-stale-list violation "-DRING_MAP=1 -DNP=3 -DK=1 -DDEPTH=1 -DQUOTA=2 -DMUT_SPILL_STALE_LIST"
 model mut-control-no-missed violation "-DCONTROL_LOCK -DNCTL=2 -DK=1 -DMUT_CONTROL_NO_MISSED"
 model mut-rwc-no-seen-mb violation "-DMUT_NO_SEEN_MB" rwc.pml
 model mut-rwc-no-retire-mb violation "-DMUT_NO_RETIRE_MB" rwc.pml

@@ -141,18 +141,24 @@ static void t_fifo_full_peek_count(void **state)
 		assert_int_equal(softmq_ring_count(r), i);
 		assert_int_equal(softmq_ring_len(r), softmq_ring_count(r));
 	}
-	assert_int_equal(softmq_ring_push(r, ITEM(99), &retries), SOFTMQ_PUSH_FULL);
+	/* full: the next ones spill, and still count */
+	for (i = 9; i <= 11; i++) {
+		assert_int_equal(softmq_ring_push(r, ITEM(i), &retries),
+				 SOFTMQ_PUSH_SPILLED);
+		assert_int_equal(softmq_ring_count(r), i);
+	}
 	assert_int_equal(retries, 0);
-	assert_int_equal(softmq_ring_count(r), 8);
 	assert_int_equal(softmq_ring_len(r), softmq_ring_count(r));
-	assert_int_equal(softmq_ring_pos(TAIL_LOAD(r)), 8);	/* nothing claimed */
-	for (i = 1; i <= 8; i++) {
+	assert_int_equal(softmq_ring_pos(TAIL_LOAD(r)), 11);
+	for (i = 1; i <= 11; i++) {
 		assert_int_equal(ITEM_N(softmq_ring_peek(r)), i);
 		assert_int_equal(ITEM_N(softmq_ring_peek(r)), i);  /* not consumed */
 		assert_int_equal(ITEM_N(softmq_ring_pop(r)), i);
-		assert_int_equal(softmq_ring_count(r), 8 - i);
+		assert_int_equal(softmq_ring_count(r), 11 - i);
 		assert_int_equal(softmq_ring_len(r), softmq_ring_count(r));
 	}
+	assert_null(r->spilled);
+	assert_null(r->spill_first);
 	assert_null(softmq_ring_peek(r));
 	assert_null(softmq_ring_pop(r));
 	assert_int_equal(r->credit, 0);		/* consumer-private, untouched */
@@ -200,18 +206,19 @@ static void t_capacity_1(void **state)
 		assert_int_equal(res, lap % 2 ? SOFTMQ_PUSH_WOKE : SOFTMQ_PUSH_OK);
 		if (res == SOFTMQ_PUSH_WOKE)
 			softmq_active_set(map, 0);
-		assert_int_equal(softmq_ring_push(r, ITEM(5000), &retries),
-				 SOFTMQ_PUSH_FULL);
-		assert_int_equal(softmq_ring_count(r), 1);
+		assert_int_equal(softmq_ring_push(r, ITEM(5000 + lap), &retries),
+				 SOFTMQ_PUSH_SPILLED);
+		assert_int_equal(softmq_ring_count(r), 2);
 		assert_int_equal(softmq_ring_len(r), softmq_ring_count(r));
 		assert_int_equal(ITEM_N(softmq_ring_peek(r)), lap);
 		assert_int_equal(ITEM_N(softmq_ring_pop(r)), lap);
+		assert_int_equal(ITEM_N(softmq_ring_pop(r)), 5000 + lap);
 		assert_null(softmq_ring_pop(r));
 		if (lap % 2 == 0)	/* retire every other lap */
 			assert_true(softmq_ring_retire(r, map, 0));
 	}
 	assert_int_equal(retries, 0);
-	assert_int_equal(r->head, 1000);
+	assert_int_equal(r->head, 2000);	/* two per lap */
 	free(r);
 }
 
@@ -226,26 +233,33 @@ static void t_capacity_4096(void **state)
 		for (i = 0; i < 4096; i++)
 			assert_int_not_equal(softmq_ring_push(r, ITEM(lap * 10000 + i + 1),
 							      &retries),
-					     SOFTMQ_PUSH_FULL);
+					     SOFTMQ_PUSH_SPILLED);
 		assert_int_equal(softmq_ring_count(r), 4096);
 		assert_int_equal(softmq_ring_len(r), softmq_ring_count(r));
-		assert_int_equal(softmq_ring_push(r, ITEM(1), &retries),
-				 SOFTMQ_PUSH_FULL);
+		assert_int_equal(softmq_ring_push(r, ITEM(lap * 10000 + 5000),
+						  &retries),
+				 SOFTMQ_PUSH_SPILLED);
 		for (i = 0; i < 4096; i++)
 			assert_int_equal(ITEM_N(softmq_ring_pop(r)), lap * 10000 + i + 1);
+		assert_int_equal(ITEM_N(softmq_ring_pop(r)), lap * 10000 + 5000);
 		assert_null(softmq_ring_pop(r));
 	}
 	assert_int_equal(retries, 0);
 	free(r);
 }
 
-/* Random fill levels against a reference queue, many laps, from @start. */
+/*
+ * Random fill levels against a reference queue, many laps, from @start; up
+ * to twice the depth (and 8 more) queued, so that about a third of the
+ * pushes spill.
+ */
 static void laps_vs_reference(unsigned int depth, unsigned long start,
 			      unsigned long ops)
 {
 	struct softmq_ring *r = ring_new(depth);
 	unsigned long map[1] = { 0 };
-	uintptr_t *ref = calloc(depth, sizeof(*ref));
+	unsigned long qmax = 2 * depth + 8, spills = 0;
+	uintptr_t *ref = calloc(qmax, sizeof(*ref));
 	unsigned long rh = 0, rt = 0, next = 1, i;
 	unsigned int retries = 0;
 	int idle = 1, wrapped = 0;
@@ -255,17 +269,22 @@ static void laps_vs_reference(unsigned int depth, unsigned long start,
 		unsigned long op = lcg() % 8;
 
 		if (op < 4) {		/* push */
-			enum softmq_push res = softmq_ring_push(r, ITEM(next), &retries);
+			enum softmq_push res;
 
-			if (rt - rh == depth) {
-				assert_int_equal(res, SOFTMQ_PUSH_FULL);
+			if (rt - rh == qmax)
 				continue;
+			res = softmq_ring_push(r, ITEM(next), &retries);
+			if (rt - rh >= depth) {
+				assert_int_equal(res, SOFTMQ_PUSH_SPILLED);
+				spills++;
+			} else {
+				assert_int_equal(res, idle ? SOFTMQ_PUSH_WOKE :
+							     SOFTMQ_PUSH_OK);
 			}
-			assert_int_equal(res, idle ? SOFTMQ_PUSH_WOKE : SOFTMQ_PUSH_OK);
 			if (res == SOFTMQ_PUSH_WOKE)
 				softmq_active_set(map, 0);
 			idle = 0;
-			ref[rt++ % depth] = next++;
+			ref[rt++ % qmax] = next++;
 		} else if (op < 7) {	/* pop */
 			void *it = softmq_ring_pop(r);
 
@@ -273,7 +292,7 @@ static void laps_vs_reference(unsigned int depth, unsigned long start,
 				assert_null(it);
 				continue;
 			}
-			assert_int_equal(ITEM_N(it), ref[rh++ % depth]);
+			assert_int_equal(ITEM_N(it), ref[rh++ % qmax]);
 		} else {		/* peek, count, retire when empty */
 			assert_int_equal(softmq_ring_count(r), rt - rh);
 			assert_int_equal(softmq_ring_len(r), softmq_ring_count(r));
@@ -286,7 +305,7 @@ static void laps_vs_reference(unsigned int depth, unsigned long start,
 				}
 			} else {
 				assert_int_equal(ITEM_N(softmq_ring_peek(r)),
-						 ref[rh % depth]);
+						 ref[rh % qmax]);
 				if (!idle) {
 					assert_false(softmq_ring_retire(r, map, 0));
 					assert_int_equal(map[0], 1);
@@ -301,6 +320,7 @@ static void laps_vs_reference(unsigned int depth, unsigned long start,
 			wrapped = 1;
 	}
 	assert_int_equal(retries, 0);
+	assert_true(spills > 0);
 	if (start > SOFTMQ_RING_POS_MASK - 16)
 		assert_true(wrapped);	/* the run did cross the wrap */
 	free(ref);
@@ -326,7 +346,7 @@ static void t_wrap_pos_mask(void **state)
 	laps_vs_reference(8, SOFTMQ_RING_POS_MASK, 1000);	/* next push wraps */
 }
 
-/* Full exactly at depth across the wrap, and positions restart at 0. */
+/* Full exactly at depth across the wrap (then spills), positions restart at 0. */
 static void t_wrap_full_exact(void **state)
 {
 	struct softmq_ring *r = ring_new(4);
@@ -339,12 +359,15 @@ static void t_wrap_full_exact(void **state)
 	assert_int_equal(softmq_ring_pos(TAIL_LOAD(r)), 2);	/* wrapped */
 	assert_int_equal(softmq_ring_count(r), 4);
 	assert_int_equal(softmq_ring_len(r), softmq_ring_count(r));
-	assert_int_equal(softmq_ring_push(r, ITEM(5), &retries), SOFTMQ_PUSH_FULL);
-	pop_expect(r, 1, 4);
-	assert_int_equal(r->head, 2);
+	assert_int_equal(softmq_ring_push(r, ITEM(5), &retries), SOFTMQ_PUSH_SPILLED);
+	assert_int_equal(softmq_ring_push(r, ITEM(6), &retries), SOFTMQ_PUSH_SPILLED);
+	assert_int_equal(softmq_ring_pos(TAIL_LOAD(r)), 4);
+	pop_expect(r, 1, 6);
+	assert_null(softmq_ring_pop(r));
+	assert_int_equal(r->head, 4);
 	softmq_active_set(map, 0);
 	assert_true(softmq_ring_retire(r, map, 0));
-	assert_int_equal(TAIL_LOAD(r), (2 << 1) | SOFTMQ_RING_IDLE);
+	assert_int_equal(TAIL_LOAD(r), (4 << 1) | SOFTMQ_RING_IDLE);
 	free(r);
 }
 
@@ -363,9 +386,9 @@ static void t_head_snap(void **state)
 	push_expect(r, 5, SOFTMQ_PUSH_OK);		/* looked full: read head */
 	assert_int_equal(SNAP_LOAD(r), 2);
 	push_expect(r, 6, SOFTMQ_PUSH_OK);		/* 5-2 < 4: snap suffices */
-	assert_int_equal(softmq_ring_push(r, ITEM(7), &retries), SOFTMQ_PUSH_FULL);
+	assert_int_equal(softmq_ring_push(r, ITEM(7), &retries), SOFTMQ_PUSH_SPILLED);
 	assert_int_equal(SNAP_LOAD(r), 2);
-	pop_expect(r, 3, 6);
+	pop_expect(r, 3, 7);
 
 	/* a stale snapshot from before the wrap of the position space */
 	ring_seek(r, 5, 0);
@@ -416,7 +439,11 @@ static void t_unpublished_head(void **state)
 	free(r);
 }
 
-/* The claimed-but-unpublished slot also counts against capacity. */
+/*
+ * The claimed-but-unpublished position also counts against the slots: the
+ * pushes behind it spill, and nothing overtakes it, whether it lands in
+ * its slot or spills itself.
+ */
 static void t_unpublished_full(void **state)
 {
 	struct softmq_ring *r = ring_new(2);
@@ -428,14 +455,66 @@ static void t_unpublished_full(void **state)
 	push_expect(r, 1, SOFTMQ_PUSH_WOKE);
 	claim(r, &pos, &woke);
 	assert_false(woke);
-	assert_int_equal(softmq_ring_push(r, ITEM(3), &retries), SOFTMQ_PUSH_FULL);
+	assert_int_equal(softmq_ring_push(r, ITEM(3), &retries), SOFTMQ_PUSH_SPILLED);
 	assert_int_equal(ITEM_N(softmq_ring_pop(r)), 1);
-	assert_null(softmq_ring_pop(r));
-	push_expect(r, 3, SOFTMQ_PUSH_OK);
-	assert_int_equal(softmq_ring_push(r, ITEM(4), &retries), SOFTMQ_PUSH_FULL);
+	assert_null(softmq_ring_pop(r));	/* 2 unpublished: 3 waits */
+	assert_null(softmq_ring_peek(r));
+	assert_true(softmq_ring_fits(r, pos));
 	__atomic_store_n(&r->slot[pos & r->mask], ITEM(2), __ATOMIC_RELEASE);
+	push_expect(r, 4, SOFTMQ_PUSH_SPILLED);	/* 3 - head 1 > mask */
 	assert_int_equal(ITEM_N(softmq_ring_pop(r)), 2);
 	assert_int_equal(ITEM_N(softmq_ring_pop(r)), 3);
+	assert_int_equal(ITEM_N(softmq_ring_pop(r)), 4);
+	assert_null(softmq_ring_pop(r));
+
+	/* the stalled one spills: its position had no slot when it looked */
+	push_expect(r, 5, SOFTMQ_PUSH_OK);
+	push_expect(r, 6, SOFTMQ_PUSH_OK);
+	claim(r, &pos, &woke);
+	assert_false(softmq_ring_fits(r, pos));
+	assert_int_equal(softmq_ring_push(r, ITEM(8), &retries), SOFTMQ_PUSH_SPILLED);
+	pop_expect(r, 5, 6);
+	assert_null(softmq_ring_pop(r));	/* 7 not spilled yet */
+	softmq_ring_spill(r, ITEM(7), pos);
+	pop_expect(r, 7, 8);
+	assert_null(softmq_ring_pop(r));
+	assert_int_equal(retries, 0);
+	free(r);
+}
+
+/*
+ * Spilled items pushed out of position order (two producers racing between
+ * claim and spill) still leave in position order, and a slot that fits
+ * again takes the positions after them.
+ */
+static void t_spill_out_of_order(void **state)
+{
+	struct softmq_ring *r = ring_new(1);
+	unsigned long p2, p3, p4;
+	int woke;
+
+	(void)state;
+	push_expect(r, 1, SOFTMQ_PUSH_WOKE);
+	claim(r, &p2, &woke);
+	claim(r, &p3, &woke);
+	claim(r, &p4, &woke);
+	softmq_ring_spill(r, ITEM(4), p4);
+	softmq_ring_spill(r, ITEM(2), p2);
+	assert_int_equal(ITEM_N(softmq_ring_pop(r)), 1);
+	assert_int_equal(ITEM_N(softmq_ring_pop(r)), 2);
+	assert_null(softmq_ring_pop(r));	/* 3 is late */
+	softmq_ring_spill(r, ITEM(3), p3);
+	assert_int_equal(ITEM_N(softmq_ring_peek(r)), 3);
+	assert_int_equal(ITEM_N(softmq_ring_pop(r)), 3);
+	push_expect(r, 5, SOFTMQ_PUSH_SPILLED);	/* 4 still queued: no slot */
+	assert_int_equal(ITEM_N(softmq_ring_pop(r)), 4);
+	assert_int_equal(ITEM_N(softmq_ring_pop(r)), 5);
+	push_expect(r, 6, SOFTMQ_PUSH_OK);	/* drained: the slot again */
+	assert_int_equal(ITEM_N(softmq_ring_pop(r)), 6);
+	assert_null(softmq_ring_pop(r));
+	/* popped items' spill words are zero again */
+	assert_null(((struct test_item *)ITEM(4))->spill.next);
+	assert_int_equal(((struct test_item *)ITEM(4))->spill.pos, 0);
 	free(r);
 }
 
@@ -736,20 +815,17 @@ static void t_push_cmpxchg_retry(void **state)
 	free(r);
 }
 
-/* Ring looks full through a stale tail: the consumer drains and another
- * producer pushes between our tail read and our head read.  Without the
- * re-read of tail ("A stale tail can make a ring look full") this push
- * would fail although there is room. */
-static void other_drain2_push1(void)
+/*
+ * The consumer drains the ring between our claim and our fit check: the
+ * position fits by the head we read, and goes into its slot.
+ */
+static void other_drain2(void)
 {
-	unsigned int rt = 0;
-
 	assert_int_equal(ITEM_N(softmq_ring_pop(h_ring)), 1);
 	assert_int_equal(ITEM_N(softmq_ring_pop(h_ring)), 2);
-	assert_int_equal(softmq_ring_push(h_ring, ITEM(3), &rt), SOFTMQ_PUSH_OK);
 }
 
-static void t_push_stale_tail_full(void **state)
+static void t_push_fits_after_drain(void **state)
 {
 	struct softmq_ring *r = ring_new(2);
 	unsigned int retries = 0;
@@ -758,42 +834,43 @@ static void t_push_stale_tail_full(void **state)
 	h_ring = r;
 	push_expect(r, 1, SOFTMQ_PUSH_WOKE);
 	push_expect(r, 2, SOFTMQ_PUSH_OK);
-	arm(KSHIM_LOAD_ACQUIRE, &r->head, other_drain2_push1);
-	assert_int_equal(softmq_ring_push(r, ITEM(4), &retries), SOFTMQ_PUSH_OK);
+	arm(KSHIM_TAIL_CMPXCHG, &r->tail, other_drain2);
+	assert_int_equal(softmq_ring_push(r, ITEM(3), &retries), SOFTMQ_PUSH_OK);
 	kshim_hook = NULL;
 	assert_int_equal(h_fired, 1);
+	assert_int_equal(SNAP_LOAD(r), 2);
+	assert_null(r->spilled);
 	assert_int_equal(ITEM_N(softmq_ring_pop(r)), 3);
-	assert_int_equal(ITEM_N(softmq_ring_pop(r)), 4);
 	assert_null(softmq_ring_pop(r));
 	free(r);
 }
 
-/* The same, but still full after the re-read: FULL, nothing claimed. */
-static void other_drain1_push1(void)
-{
-	unsigned int rt = 0;
-
-	assert_int_equal(ITEM_N(softmq_ring_pop(h_ring)), 1);
-	assert_int_equal(softmq_ring_push(h_ring, ITEM(3), &rt), SOFTMQ_PUSH_OK);
-}
-
-static void t_push_stale_tail_still_full(void **state)
+/*
+ * The same drain just after our head read: the position did not fit when
+ * we looked, so it spills although its slot is free by then, and the
+ * consumer takes it from the spill list at its position, before a later
+ * push that found the slot free.
+ */
+static void t_push_spills_then_drained(void **state)
 {
 	struct softmq_ring *r = ring_new(2);
 	unsigned int retries = 0;
-	long t;
 
 	(void)state;
 	h_ring = r;
 	push_expect(r, 1, SOFTMQ_PUSH_WOKE);
 	push_expect(r, 2, SOFTMQ_PUSH_OK);
-	arm(KSHIM_LOAD_ACQUIRE, &r->head, other_drain1_push1);
-	assert_int_equal(softmq_ring_push(r, ITEM(4), &retries), SOFTMQ_PUSH_FULL);
+	arm(KSHIM_LOAD_ACQUIRE, &r->head, other_drain2);
+	assert_int_equal(softmq_ring_push(r, ITEM(3), &retries),
+			 SOFTMQ_PUSH_SPILLED);
 	kshim_hook = NULL;
-	t = TAIL_LOAD(r);
-	assert_int_equal(softmq_ring_pos(t), 3);
-	assert_int_equal(ITEM_N(softmq_ring_pop(r)), 2);
+	assert_int_equal(h_fired, 1);
+	push_expect(r, 4, SOFTMQ_PUSH_OK);	/* head 2: position 3 fits */
+	assert_null(r->slot[2 & r->mask]);	/* position 2 never used its slot */
 	assert_int_equal(ITEM_N(softmq_ring_pop(r)), 3);
+	assert_int_equal(ITEM_N(softmq_ring_pop(r)), 4);
+	assert_null(softmq_ring_pop(r));
+	assert_int_equal(retries, 0);
 	free(r);
 }
 #endif /* RING_KSHIM */
@@ -815,6 +892,7 @@ int main(void)
 		cmocka_unit_test(t_head_snap),
 		cmocka_unit_test(t_unpublished_head),
 		cmocka_unit_test(t_unpublished_full),
+		cmocka_unit_test(t_spill_out_of_order),
 		cmocka_unit_test(t_active_bitmap),
 		cmocka_unit_test(t_active_random),
 		cmocka_unit_test(t_band_hints),
@@ -824,8 +902,8 @@ int main(void)
 		cmocka_unit_test(t_band_retire_loses_to_mark),
 		cmocka_unit_test(t_retire_order),
 		cmocka_unit_test(t_push_cmpxchg_retry),
-		cmocka_unit_test(t_push_stale_tail_full),
-		cmocka_unit_test(t_push_stale_tail_still_full),
+		cmocka_unit_test(t_push_fits_after_drain),
+		cmocka_unit_test(t_push_spills_then_drained),
 #endif
 	};
 

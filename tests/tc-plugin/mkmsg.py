@@ -101,7 +101,7 @@ OLD_X.update(drops_ring_full=1, push_retries=2, ring_wakeups=3,
              drop_overmemory=7, memory_usage=8)
 FULL_X.update(codel_drops=(1 << 35) + 3, maxpacket=1514, ecn_mark=77,
               ce_mark=(1 << 32) - 1, new_flow_count=999, new_flows_len=2,
-              old_flows_len=5)
+              old_flows_len=5, spilled=(1 << 36) + 9)
 CODEL_DEFAULTS = dict(codel=1, target=5000, interval=100000, ecn=1)
 
 EXPECT = [

@@ -17,12 +17,19 @@
 #                    (band 2); prio-bands1: with bands 1 the prio 6 flow
 #                    gets no such precedence (the check can tell), judged
 #                    on >= 500 packets as the bands 3 cases are
-#   ringfull-<key>   one ring (flows 1 / a pinned CPU) of depth 16, blasted:
-#                    drops_ring_full > 0, drops_ring_full + drops_nomem ==
-#                    ENOBUFS at the senders, qdisc drops == those +
-#                    codel_drops (CoDel at dequeue, not seen by senders), enqueued
-#                    (clsact) == sent + dropped + backlog once drained, and
-#                    ring_hiwat <= depth
+#   spill-<key>      one ring (flows 1 / a pinned CPU) of depth 16, limit
+#                    2000, blasted: it spills (spilled > 0, ring_hiwat >
+#                    16), drops_ring_full stays 0, drop_overlimit +
+#                    drop_overmemory + drops_nomem == ENOBUFS at the
+#                    senders, qdisc drops == those + codel_drops (CoDel at
+#                    dequeue, not seen by senders), enqueued (clsact) ==
+#                    sent + dropped + backlog once drained
+#   burst-<mode>-<key>-codel<0|1>  one flow's back-to-back burst of 800
+#                    1000-byte frames (one pktgen thread) into softmq with
+#                    its defaults (depth 64), under a 10 Mbit tbf (locked
+#                    mode) and as the root of a 1250 pps slowdev (NOLOCK):
+#                    none refused, spilled > 0 and ring_hiwat > 64, pktgen
+#                    without errors, sent + CoDel drops == 800
 #   linkdown-<key>   ~1000 packets queued, carrier off: the qdisc is reset
 #                    (backlog 0), what it freed counted as dropped
 #                    (enqueued == sent + dropped + backlog, drops > 0),
@@ -201,11 +208,12 @@ prio() {
 	fi
 }
 
-ringfull() {
+spill() {
 	local key
 	for key in $KEYS; do
-		local name=backlog-ringfull-$key res=$SMQ_OUT/ringfull-$key
-		local q=(key "$key" depth 16 bands 1)
+		local name=backlog-spill-$key res=$SMQ_OUT/spill-$key
+		# limit 2000: drained in about a second at RATE
+		local q=(key "$key" depth 16 bands 1 limit 2000)
 		[ "$key" = flow ] && q+=(flows 1)
 		sd_setup && slowdev_set rate_pps $RATE && sd_qdisc "${q[@]}" ||
 			{ fail "$name" "setup"; continue; }
@@ -216,21 +224,87 @@ ringfull() {
 		$INA $FLOWS send --dst $IP_D --flows 4 --procs 2 --cpus "$cpus" --duration 1.5 \
 			--size 1000 > "$res.send.json"
 		wait_backlog_zero ina sd0 root 5
-		local ok nob enq pk dr ql rf nm cd hw why=""
+		local ok nob enq pk dr ql rf nm cd hw sp ol om why=""
 		ok=$(jqv "$res.send.json" .ok); nob=$(jqv "$res.send.json" .enobufs)
 		enq=$(egress_count ina sd0)
-		read -r pk dr ql rf nm cd hw <<< "$(ina $SMQ get sd0 stats.packets stats.drops stats.qlen \
-			xstats.drops_ring_full xstats.drops_nomem xstats.codel_drops xstats.ring_hiwat)"
-		[ "$rf" -gt 0 ] || why="$why; no drops_ring_full although $ok packets were blasted at one 16-slot ring"
-		[ "$dr" -eq $((rf + nm + cd)) ] || why="$why; qdisc drops $dr != ring_full $rf + nomem $nm + codel $cd"
-		[ $((rf + nm)) -eq "$nob" ] || why="$why; ring_full $rf + nomem $nm != ENOBUFS at the senders $nob"
+		read -r pk dr ql rf nm cd hw sp ol om <<< "$(ina $SMQ get sd0 stats.packets stats.drops stats.qlen \
+			xstats.drops_ring_full xstats.drops_nomem xstats.codel_drops xstats.ring_hiwat \
+			xstats.spilled xstats.drop_overlimit xstats.drop_overmemory)"
+		[ "$sp" -gt 0 ] || why="$why; nothing spilled although $ok packets were blasted at one 16-slot ring"
+		[ "$hw" -gt 16 ] || why="$why; ring_hiwat $hw: the ring never held more than its 16 slots"
+		[ "$rf" -eq 0 ] || why="$why; drops_ring_full $rf: a full ring refused packets"
+		[ "$dr" -eq $((ol + om + nm + cd)) ] || why="$why; qdisc drops $dr != overlimit $ol + overmemory $om + nomem $nm + codel $cd"
+		[ $((ol + om + nm)) -eq "$nob" ] || why="$why; overlimit $ol + overmemory $om + nomem $nm != ENOBUFS at the senders $nob"
 		[ $((pk + dr + ql)) -eq "$enq" ] || why="$why; sent $pk + dropped $dr + backlog $ql != enqueued $enq"
 		[ $((ok + nob)) -eq "$enq" ] || why="$why; senders handed over $((ok + nob)) != enqueued $enq"
-		[ "$hw" -le 16 ] || why="$why; ring_hiwat $hw > depth 16"
 		[ "$(jqv "$res.send.json" '.errors | length')" -eq 0 ] ||
 			why="$why; sender errors $(jq -c .errors "$res.send.json")"
 		if [ -n "$why" ]; then fail "$name" "${why#; }"
-		else pass "$name" "enqueued $enq = sent $pk + dropped $dr ($rf ring full, $cd CoDel) + backlog $ql; hiwat $hw"; fi
+		else pass "$name" "enqueued $enq = sent $pk + dropped $dr ($ol over limit, $cd CoDel) + backlog $ql; $sp spilled, hiwat $hw"; fi
+	done
+}
+
+# burst_case MODE KEY CODEL: one flow's back-to-back burst of BURST x 1000-
+# byte frames (one pktgen thread on CPU 0, fixed ports, queue_xmit) into
+# softmq with its defaults (depth 64): MODE tbf, under a 10 Mbit tbf on a
+# fast slowdev (locked mode), or root, as the root of a slowdev sending
+# 1250 pps (10 Mbit/s of these frames; NOLOCK).  About 0.65 s of queue.
+# Every frame must be admitted (no drop_overlimit, drop_overmemory,
+# drops_ring_full, drops_nomem; pktgen saw no error), the ring must have
+# spilled and held more than its slots, and once drained every frame was
+# sent or dropped by CoDel at dequeue.
+BURST=800
+burst_case() {
+	local mode=$1 key=$2 codel=$3 name=backlog-burst-$1-$2-codel$3 sel=root
+	local q=(key "$key" codel "$codel") why=""
+	sd_setup || { fail "$name" "setup"; return; }
+	if [ "$mode" = tbf ]; then
+		slowdev_set rate_pps 1000000 &&
+			ina tc qdisc add dev sd0 root handle 1: tbf rate 10mbit burst 10kb latency 5s &&
+			ina $SMQ add sd0 parent 1:1 handle 2: "${q[@]}" ||
+			{ fail "$name" "setup: tbf + softmq"; return; }
+		sel=2:
+	else
+		slowdev_set rate_pps 1250 && sd_qdisc "${q[@]}" ||
+			{ fail "$name" "setup: softmq root"; return; }
+	fi
+	PG_FLOWS=0 pg_setup ina sd0 $SD_DST 02:00:00:00:00:02 $BURST 1000 0 ||
+		{ fail "$name" "pktgen"; return; }
+	ina bash -c 'echo start > /proc/net/pktgen/pgctrl'
+	local i ql=1
+	for i in $(seq 100); do
+		ql=$(ina $SMQ get sd0 $sel stats.qlen)
+		[ "$ql" = 0 ] && break
+		sleep 0.1
+	done
+	local pgs pge pk dr rf nm cd hw sp ol om
+	read -r pgs pge <<< "$(pg_stats ina sd0)"
+	read -r pk dr rf nm cd hw sp ol om <<< "$(ina $SMQ get sd0 $sel stats.packets stats.drops \
+		xstats.drops_ring_full xstats.drops_nomem xstats.codel_drops xstats.ring_hiwat \
+		xstats.spilled xstats.drop_overlimit xstats.drop_overmemory)"
+	pg_clear ina
+	[ "$ql" = 0 ] || why="$why; backlog $ql after 10 s"
+	[ $((ol + om + rf + nm)) -eq 0 ] ||
+		why="$why; refused: overlimit $ol overmemory $om ring_full $rf nomem $nm"
+	[ "$pgs" -eq $BURST ] && [ "$pge" -eq 0 ] || why="$why; pktgen sent $pgs with $pge errors"
+	[ "$sp" -gt 0 ] && [ "$hw" -gt 64 ] ||
+		why="$why; spilled $sp, ring_hiwat $hw: the burst never queued beyond the ring's 64 slots"
+	[ "$dr" -eq "$cd" ] || why="$why; drops $dr != codel_drops $cd"
+	# sd0 may also send the odd IPv6 packet of its own
+	[ $((pk + cd)) -ge $BURST ] && [ $((pk + cd)) -le $((BURST + 8)) ] ||
+		why="$why; sent $pk + CoDel drops $cd is not the burst of $BURST"
+	if [ -n "$why" ]; then fail "$name" "${why#; }"
+	else pass "$name" "$BURST admitted, none refused; $sp spilled, ring_hiwat $hw, sent $pk, CoDel dropped $cd"; fi
+}
+
+burst() {
+	local mode key codel
+	for mode in tbf root; do
+		for key in flow cpu; do
+			for codel in 1 0; do
+				burst_case $mode $key $codel
+			done
+		done
 	done
 }
 
@@ -480,7 +554,8 @@ case $SMQ_LINE in
 		prio
 	fi;;
 esac
-ringfull
+spill
+part_runs 30-backlog.sh:burst && burst
 gso_bypassed
 for key in $KEYS; do
 	queued_then $key linkdown

@@ -84,6 +84,11 @@
  *   MUT_RETIRE_NOSET  retire does not re-mark the ring when its cmpxchg fails
  *   MUT_NO_RETRYLOCK  qdisc_run_begin() does not retry the lock after MISSED
  *   MUT_HINT_NO_RESCAN the consumer clears a band hint without looking again
+ *   MUT_SPILL_ANY_POS  pop takes any spilled item of the ring, whatever its
+ *                     position (order: P1's position check)
+ *   MUT_SPILL_STALE_LIST pop trusts a non-empty list of spilled items and
+ *                     does not take the stack when head's item is not in it
+ *                     (a spill pushed out of position order is lost: P3)
  *   MUT_CONTROL_NO_MISSED (with CONTROL_LOCK) the control process leaves the
  *                     lock with a plain spin_unlock_bh(), MISSED not looked
  *                     at (softmq_reap() before softmq_consumer_unlock()): a
@@ -113,21 +118,22 @@
  *
  * Bounds (tests/ring/run-check.sh, all exhaustive, no bitstate; pan built
  * with -DSAFETY -DCOLLAPSE -DMEMLIM=2048, run with -m500000; a search that
- * hits either bound fails the test; states on 2026-11-30):
- *   base           NP=2 K=2 NR=2 DEPTH=2                    1.1M states
- *   full-quota     DEPTH=1 QUOTA=1 (full path, quota path)   3.1M
- *   three-producers NP=3 K=1                                  2.2M
- *   one-ring       RING_MAP=1 (4 items, one ring of 2)       7.0M
- *   one-ring-3p    RING_MAP=1 NP=3 K=1 DEPTH=1 QUOTA=2       6.7M
- *   own-rings      RING_MAP=2 DEPTH=1 QUOTA=1                1.9M
- *   any-cursor     ANY_CURSOR                                1.4M
- *   stall          MAXSTALL=1                                3.7M
- *   stall-3p       MAXSTALL=1 NP=3 K=1 DEPTH=1               6.1M
- *   control-lock   CONTROL_LOCK NCTL=2 K=1                   1.0M
- *   control-lock-one-ring  the same, RING_MAP=1              1.9M
- *   control-lock-quota     the same, DEPTH=1 QUOTA=1         0.9M
- *   control-lock-stall     the same, MAXSTALL=1              1.9M
- * about 30 s in all.  make -C tests/ring model-deep runs ANY_RING variants
+ * hits either bound fails the test; states on 2026-12-02, with the spill):
+ *   base           NP=2 K=2 NR=2 DEPTH=2                    2.2M states
+ *   full-quota     DEPTH=1 QUOTA=1 (spill path, quota path)  7.8M
+ *   three-producers NP=3 K=1                                  4.0M
+ *   one-ring       RING_MAP=1 (4 items, one ring of 2)      16.3M
+ *   one-ring-3p    RING_MAP=1 NP=3 K=1 DEPTH=1 QUOTA=2      21.8M
+ *                  (spills out of position order)
+ *   own-rings      RING_MAP=2 DEPTH=1 QUOTA=1                4.6M
+ *   any-cursor     ANY_CURSOR                                2.9M
+ *   stall          MAXSTALL=1                                7.6M
+ *   stall-3p       MAXSTALL=1 NP=3 K=1 DEPTH=1              14.1M
+ *   control-lock   CONTROL_LOCK NCTL=2 K=1                   1.1M
+ *   control-lock-one-ring  the same, RING_MAP=1              2.1M
+ *   control-lock-quota     the same, DEPTH=1 QUOTA=1         1.1M
+ *   control-lock-stall     the same, MAXSTALL=1              2.2M
+ * about 170 s in all.  make -C tests/ring model-deep runs ANY_RING variants
  * (26-44M states, up to 2.5 GB) and CONTROL_LOCK with K=2 (20M, 1 GB).
  * NP=3 K=2 does not fit in 3 GB, nor CONTROL_LOCK NP=3 K=1 in 2 GB.
  * MUT_NO_RETRYLOCK runs with -DNO_CLEAN_END: with the clean-end check on,
@@ -181,7 +187,16 @@
 byte tail[NR];		/* H: smq_tail_t tail; */
 byte head[NR];		/* H: unsigned long head; */
 byte head_snap[NR];	/* H: unsigned long	head_snap; */
-byte slot[NR * DEPTH];	/* H: void *slot[]; */
+byte slot[NR * DEPTH];	/* H: SMQ_CACHELINE_ALIGNED void *slot[]; */
+/*
+ * The spill stack and the consumer's list, as sets of items (each item's
+ * ring is itemring[]): the list's order is the code's business (unit tests
+ * and the fuzzer); what the protocol needs is that the consumer finds
+ * head's item there when, and only when, it has been spilled.
+ */
+bit  instk[NITEMS + 1];	/* H: struct softmq_spill *spilled; */
+bit  inpriv[NITEMS + 1];	/* H: struct softmq_spill *spill_first; */
+byte spos[NITEMS + 1];	/* H: unsigned long pos; */
 bit  mark[NR];		/* (Q) t->active[band], one word */
 bit  hint;		/* (Q) t->band_hints, this band's bit */
 byte cursor;		/* (Q) t->cursor[band] */
@@ -206,7 +221,7 @@ byte blocked_from[NR];		/* P4: first position behind a stopped producer */
 
 /* Consumer locals, in every process that can become the consumer. */
 #define CONSUMER_LOCALS \
-	bit got; bit old; bit need_retry; bit busy; bit ok; \
+	bit got; bit old; bit need_retry; bit busy; bit ok; bit spill_listed; \
 	byte quota; byte it; byte idx; byte first_busy; byte t2; byte from
 
 /*
@@ -245,6 +260,27 @@ byte blocked_from[NR];		/* P4: first position behind a stopped producer */
 	:: i < NR && !mark[i] -> i++ \
 	:: else -> break \
 	od
+
+/*
+ * The consumer's list lookup: head's item if it is listed (it), and whether
+ * the list holds anything of ring @r (spill_listed).  -DMUT_SPILL_ANY_POS:
+ * any listed item is taken, whatever its position.
+ */
+#ifndef MUT_SPILL_ANY_POS
+#define SPILL_MATCH(x, r)	(inpriv[x] && itemring[x] == r && spos[x] == head[r])
+#else
+#define SPILL_MATCH(x, r)	(inpriv[x] && itemring[x] == r)
+#endif
+#define SPILL_FIND(r) \
+	it = 0; spill_listed = 0; t2 = 1; \
+	do \
+	:: t2 <= NITEMS -> \
+		if :: inpriv[t2] && itemring[t2] == r -> spill_listed = 1 :: else -> skip fi; \
+		if :: it == 0 && SPILL_MATCH(t2, r) -> it = t2 :: else -> skip fi; \
+		t2++ \
+	:: else -> break \
+	od; \
+	t2 = 0
 
 /* P1, P2: ghost bookkeeping of item @item leaving ring @r at position @pos. */
 #define DELIVER(item, r, pos) \
@@ -333,34 +369,77 @@ inline band_dequeue()
 	   fi;
 
 	   /* softmq_ring_pop() */
-	   atomic {				/* H:274 void *item = smq_load_acquire(slot); */
+	   atomic {				/* H: void *item = smq_load_acquire(slot); */
 		it = slot[idx * DEPTH + head[idx] % DEPTH];
 		if
 		:: it != 0 ->
-			/* H:278 smq_write_once(*slot, NULL); */
-			/* H:280 smq_store_release(&r->head, (h + 1) & SOFTMQ_RING_POS_MASK); */
+			/* H: smq_write_once(*slot, NULL); */
+			/* H: smq_store_release(&r->head, (h + 1) & SOFTMQ_RING_POS_MASK); */
 			slot[idx * DEPTH + head[idx] % DEPTH] = 0;
 			DELIVER(it, idx, head[idx]);
 			head[idx] = head[idx] + 1;
 			cursor = idx		/* Q: t->cursor[band] = idx; */
-		:: else -> skip			/* H:276 if (!item) */
+		:: else -> skip
 		fi
 	   };
+	   if
+	   :: it == 0 ->
+		/* softmq_ring_spilled(): consumer-private, then the stack */
+		d_step {			/* H: if (s && s->pos == r->head) */
+			SPILL_FIND(idx)
+		};
+		if
+#ifndef MUT_SPILL_STALE_LIST
+		:: it == 0 ->
+#else
+		/* mutant: a non-empty list is trusted, the stack not taken */
+		:: it == 0 && !spill_listed ->
+#endif
+			atomic {		/* H: struct softmq_spill *s = smq_ptr_xchg(&r->spilled, NULL); */
+				t2 = 1;
+				do
+				:: t2 <= NITEMS ->
+					if
+					:: instk[t2] && itemring[t2] == idx ->
+						instk[t2] = 0; inpriv[t2] = 1
+					:: else -> skip
+					fi;
+					t2++
+				:: else -> break
+				od;
+				t2 = 0
+			};
+			d_step { SPILL_FIND(idx) }	/* H: return s && s->pos == r->head ? s : NULL; */
+		:: else -> skip
+		fi;
+		if
+		:: it != 0 ->
+			d_step {		/* H: r->spill_first = s->next; */
+				inpriv[it] = 0;
+				DELIVER(it, idx, head[idx]);
+				head[idx] = head[idx] + 1;	/* H: smq_store_release(&r->head, (h + 1) & SOFTMQ_RING_POS_MASK); */
+				cursor = idx
+			}
+		:: else -> skip
+		fi;
+		spill_listed = 0
+	   :: else -> skip
+	   fi;
 	   if
 	   :: it != 0 -> break			/* Q: return skb; */
 	   :: else -> skip
 	   fi;
 
 	   /* softmq_ring_retire() */
-	   atomic {				/* H:441 long t = smq_tail_read(&r->tail); */
+	   atomic {				/* H:579 long t = smq_tail_read(&r->tail); */
 		t2 = tail[idx];
-		ok = (t2 / 2 == head[idx])	/* H:443 if (softmq_ring_pos(t) != r->head) */
+		ok = (t2 / 2 == head[idx])	/* H:581 if (softmq_ring_pos(t) != r->head) */
 	   };
 	   if
 	   :: ok ->
 #ifndef MUT_RETIRE_ORDER
-		mark[idx] = 0;			/* H:445 smq_clear_bit(idx, map); */
-		atomic {			/* H:451 if (smq_tail_try_cmpxchg(&r->tail, &t, t | SOFTMQ_RING_IDLE)) */
+		mark[idx] = 0;			/* H:583 smq_clear_bit(idx, map); */
+		atomic {			/* H:589 if (smq_tail_try_cmpxchg(&r->tail, &t, t | SOFTMQ_RING_IDLE)) */
 			if
 			:: tail[idx] == t2 -> tail[idx] = t2 | 1
 			:: else -> ok = 0
@@ -378,7 +457,7 @@ inline band_dequeue()
 #endif
 		if
 #ifndef MUT_RETIRE_NOSET
-		:: !ok -> mark[idx] = 1		/* H:453 smq_set_bit(idx, map); */
+		:: !ok -> mark[idx] = 1		/* H:591 smq_set_bit(idx, map); */
 #endif
 		:: else -> skip
 		fi
@@ -509,7 +588,7 @@ inline qdisc_run()
 proctype producer(byte p)
 {
 	byte i, r, t, pos, h, item;
-	bit woke, claimed;
+	bit woke, fits;
 	bit canstall = 1;
 	CONSUMER_LOCALS;
 	STALL_LOCALS;
@@ -528,34 +607,11 @@ proctype producer(byte p)
 
 		/* ---- softmq_ring_push() ---- */
 		atomic {
-			t = tail[r];		/* H:223 long t = smq_tail_read(&r->tail); */
-			pos = t / 2		/* H:227 pos = softmq_ring_pos(t); */
+			t = tail[r];		/* H: long t = smq_tail_read(&r->tail); */
+			pos = t / 2		/* H: pos = softmq_ring_pos(t); */
 		};
 		do
-		:: atomic {			/* H:233 if (((pos - smq_load_acquire(&r->head_snap)) & */
-			(pos - head_snap[r] + 256) % 256 > MASK
-		   };
-		   atomic {
-			h = head[r];		/* H:235 unsigned long h = smq_load_acquire(&r->head); */
-			ok = ((pos - h + 256) % 256 > MASK)	/* H:237 if (((pos - h) & SOFTMQ_RING_POS_MASK) > r->mask) { */
-		   };
-		   if
-		   :: ok ->
-			atomic {		/* H:238 long now = smq_tail_read(&r->tail); */
-				if
-				:: tail[r] != t ->	/* H:241 if (now != t) { */
-					t = tail[r]; pos = t / 2; ok = 0; h = 0
-				:: else -> ok = 0; h = 0; break	/* H:245 return SOFTMQ_PUSH_FULL; */
-				fi
-			}
-		   :: else ->
-			d_step { head_snap[r] = h; h = 0 };	/* H:247 smq_store_release(&r->head_snap, h); */
-			goto cas
-		   fi
-		:: atomic {
-			(pos - head_snap[r] + 256) % 256 <= MASK
-		   };
-cas:		   atomic {			/* H:249 if (smq_tail_try_cmpxchg(&r->tail, &t, */
+		:: atomic {			/* H: if (smq_tail_try_cmpxchg(&r->tail, &t, */
 			if
 			:: tail[r] == t ->
 				tail[r] = (pos + 1) * 2;
@@ -563,38 +619,61 @@ cas:		   atomic {			/* H:249 if (smq_tail_try_cmpxchg(&r->tail, &t, */
 				itemring[item] = r;
 				itempos[item] = pos;
 				GHOST_CLAIM(r, pos);
-				claimed = 1;
 				break
 			:: else ->
-				t = tail[r];	/* H:252 (*retries)++; */
+				t = tail[r];	/* H: (*retries)++; */
 				pos = t / 2
 			fi
 		   }
 		od;
+		woke = t % 2;			/* H: return (t & SOFTMQ_RING_IDLE) ? SOFTMQ_PUSH_WOKE : SOFTMQ_PUSH_OK; */
+		STALL;	/* claimed, not published */
 
+		/* softmq_ring_fits() */
+		atomic {			/* H: if (((pos - smq_load_acquire(&r->head_snap)) & SOFTMQ_RING_POS_MASK) <= */
+			fits = ((pos - head_snap[r] + 256) % 256 <= MASK)
+		};
 		if
-		:: claimed ->
-			woke = t % 2;		/* H:256 return (t & SOFTMQ_RING_IDLE) ? SOFTMQ_PUSH_WOKE : SOFTMQ_PUSH_OK; */
-			STALL;	/* claimed, not published */
-			d_step {		/* H:255 smq_store_release(&r->slot[pos & r->mask], item); */
+		:: !fits ->
+			atomic {		/* H: h = smq_load_acquire(&r->head); */
+				h = head[r];
+				fits = ((pos - h + 256) % 256 <= MASK)
+			};
+			if
+			:: fits -> d_step { head_snap[r] = h; h = 0 }	/* H: smq_store_release(&r->head_snap, h); */
+			:: else -> h = 0
+			fi
+		:: else -> skip
+		fi;
+		STALL;	/* looked, not published */
+		if
+		:: fits ->
+			d_step {		/* H: smq_store_release(&r->slot[pos & r->mask], item); */
 				assert(slot[r * DEPTH + pos % DEPTH] == 0);
 				slot[r * DEPTH + pos % DEPTH] = item;
 				if :: !woke -> GHOST_DONE :: else -> skip fi
-			};
-			if
-			:: woke ->
-				STALL;	/* WOKE, not yet marked */
-				mark[r] = 1;	/* Q: softmq_active_set(t->active[band], idx); */
-				STALL;	/* marked, band not yet noted */
-				if		/* H: if (!smq_test_bit(band, hints)) */
-				:: !hint -> hint = 1	/* H: smq_set_bit(band, hints); */
-				:: else -> skip
-				fi
+			}
+		:: else ->
+			/* softmq_ring_spill(): an idle ring's first position fits */
+			assert(!woke);
+			d_step {		/* H: } while (!smq_ptr_try_cmpxchg(&r->spilled, &first, s)); */
+				spos[item] = pos;
+				instk[item] = 1;
+				GHOST_DONE
+			}
+		fi;
+		if
+		:: woke ->
+			STALL;	/* WOKE, not yet marked */
+			mark[r] = 1;	/* Q: softmq_active_set(t->active[band], idx); */
+			STALL;	/* marked, band not yet noted */
+			if		/* H: if (!smq_test_bit(band, hints)) */
+			:: !hint -> hint = 1	/* H: smq_set_bit(band, hints); */
 			:: else -> skip
 			fi
-		:: else -> skip			/* Q: return softmq_drop(skb, sch, to_free); */
+		:: else -> skip
 		fi;
-		atomic { t = 0; pos = 0; woke = 0; claimed = 0; item = 0; r = 0 };
+		atomic { t = 0; pos = 0; woke = 0; fits = 0; item = 0; r = 0 };
 		STALL;
 		qdisc_run();
 		atomic { GHOST_DONE; i++ }

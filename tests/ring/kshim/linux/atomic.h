@@ -34,6 +34,13 @@ static inline bool atomic_long_try_cmpxchg(atomic_long_t *v, long *old, long new
 					   __ATOMIC_SEQ_CST, __ATOMIC_RELAXED);
 }
 
+/* Pointer-sized, any type; fully ordered (the spill stack). */
+#define try_cmpxchg(p, oldp, new) ({					\
+	kshim_event(KSHIM_TAIL_CMPXCHG, (const void *)(p));		\
+	__atomic_compare_exchange_n((p), (oldp), (new), false,		\
+				    __ATOMIC_SEQ_CST, __ATOMIC_RELAXED); })
+#define xchg(p, v)	__atomic_exchange_n((p), (v), __ATOMIC_SEQ_CST)
+
 #define smp_load_acquire(p) ({						\
 	__typeof__(*(p)) ___v = __atomic_load_n((p), __ATOMIC_ACQUIRE);	\
 	kshim_event(KSHIM_LOAD_ACQUIRE, (const void *)(p));		\
