@@ -24,6 +24,13 @@ and where: per function (each instruction charged to the text symbol at or
 below it) and per line (address, region, nearest data symbol, writers,
 readers, the functions that stored to it or read it across vCPUs).
 Writes PREFIX.json and PREFIX.md.
+
+  report_sharing.py --selftest --meta ... (bench.sh SELFTEST=1)
+
+also judges the planted-counter self-test: in every softmq cell (a module
+with one atomic_long_inc() on a global at the top of softmq_enqueue()) the
+producer-shared stores charged to softmq_enqueue must be >= 1 per packet;
+prints one PASS/FAIL line per cell and exits 1 on a FAIL.
 """
 import bisect
 import json
@@ -43,7 +50,10 @@ LOAD_TITLE = {
 BASE = {"dummy": "noqueue", "mq-dummy": "noqueue", "slow": None}
 TOP_FN = 12
 TOP_LINES = 8
-REGIONS = [  # x86_64, 4-level paging, nokaslr
+REGIONS = [  # x86_64, nokaslr: 5-level paging (QEMU's -cpu max has LA57), then 4-level
+    (0xff11000000000000, 0xff91000000000000, "direct map (slab, pages, per-CPU)"),
+    (0xffa0000000000000, 0xffd2000000000000, "vmalloc (stacks, vmalloc'd tables)"),
+    (0xffd4000000000000, 0xffd6000000000000, "struct page"),
     (0xffff888000000000, 0xffffc88000000000, "direct map (slab, pages, per-CPU)"),
     (0xffffc90000000000, 0xffffe90000000000, "vmalloc (stacks, vmalloc'd tables)"),
     (0xffffea0000000000, 0xffffeb0000000000, "struct page"),
@@ -117,7 +127,9 @@ def parse_dump(path, syms, q, npk):
         for line in f:
             p = line.split()
             if p[0] == "V":
-                vcpu[int(p[1])] = (int(p[2]), int(p[3]))
+                # loads stores [insns uloads ustores] (the last three since
+                # the plugin's self-check, 2026-12-02)
+                vcpu[int(p[1])] = [int(x) for x in p[2:7]] + [0] * (7 - len(p))
             elif p[0] == "I":
                 insns[int(p[1], 16)] = [int(x) for x in p[2:6]]
             elif p[0] == "L":
@@ -178,7 +190,9 @@ def parse_dump(path, syms, q, npk):
         transfers=(tot["xstores"] + tot["xloads"] - tot["rmw"]) / npk,
         pshared=pshared / npk, pstores_at=tot["pstores_at"] / npk, plines=plines,
         own_transfers=own_t / npk, own_pshared=own_ps / npk,
-        accesses=sum(a + b for a, b in vcpu.values()) / npk,
+        accesses=sum(v[0] + v[1] for v in vcpu.values()) / npk,
+        insns=sum(v[2] for v in vcpu.values()) / npk,
+        user_accesses=sum(v[3] + v[4] for v in vcpu.values()) / npk,
         overflow=overflow)
     fnrows = {fn: dict(transfers=(d["xstores"] + d["xloads"] - d["rmw"]) / npk,
                        xstores=d["xstores"] / npk, xloads=d["xloads"] / npk,
@@ -191,7 +205,34 @@ def f2(x):
     return "0" if abs(x) < 0.005 else f"{x:.2f}"
 
 
+def selftest(cells):
+    """The planted counter: >= 1 pshared store a packet in softmq_enqueue."""
+    ok, n = True, 0
+    for c in cells.values():
+        if "softmq" not in c["qdisc"]:
+            continue
+        n += 1
+        enq = sum(d["pshared"] for fn, d in c["functions"].items()
+                  if fn.split()[0] == "softmq_enqueue")
+        pl = [r for r in c["lines"] if r["symbol"].startswith("softmq_planted_shared")]
+        where = (f"planted line {pl[0]['addr']}: {pl[0]['writers']} writers, "
+                 f"{pl[0]['stores']:.2f} stores and {pl[0]['pshared']:.2f} pshared a packet, "
+                 f"by {', '.join(pl[0]['functions'])}") if pl else "planted line not among the dumped lines"
+        good = enq >= 1.0
+        ok &= good
+        print(f"{'PASS' if good else 'FAIL'} sharing-selftest {c['load']} {c['qdisc']} "
+              f"{c['vcpus']} vCPUs: softmq_enqueue {enq:.2f} producer-shared stores a packet "
+              f"(>= 1 wanted; {c['attempts']} packets; {where})")
+    if not n:
+        print("FAIL sharing-selftest: no softmq cell")
+        ok = False
+    return ok
+
+
 def main():
+    st = "--selftest" in sys.argv
+    if st:
+        sys.argv.remove("--selftest")
     a, meta = report_args("dirs")
     cells, envs = {}, []
     for d in a.dirs:
@@ -220,6 +261,7 @@ def main():
                 attempts=npk, pkts=r["pkts"], errors=r["errors"],
                 qdisc_drops=r.get("qdisc_drops"), qstats=qs, per_packet=per,
                 functions=dict(sorted(fns.items(), key=lambda kv: -(kv[1]["transfers"] + kv[1]["pshared"]))[:40]),
+                own_functions={fn: d for fn, d in fns.items() if own_fn(r["qdisc"], fn)},
                 lines=lns[:30])
     if not cells:
         sys.exit("report_sharing: no runs with dumps")
@@ -246,12 +288,24 @@ def main():
           "packets can come from different CPUs); `own`: transfers / pshared stores in the qdisc's own "
           "functions. TCG runs each vCPU for whole translation blocks and 2 host cores interleave "
           "the vCPUs coarsely: every count is a lower bound; which lines are shared, and by "
-          "whom, is the result.", ""]
+          "whom, is the result. `insns`, `accesses`: kernel instructions executed and their "
+          "accesses to kernel memory in the window, all vCPUs, per packet (the instrument's "
+          "self-check: about 0.3–0.5 accesses an instruction; far fewer means accesses are "
+          "being missed).", ""]
+    bad = sorted({(c["load"], c["vcpus"], c["qdisc"]) for c in cells.values()
+                  if c["per_packet"]["insns"] and
+                  c["per_packet"]["accesses"] < 0.15 * c["per_packet"]["insns"]})
+    if bad:
+        msg = (f"**Self-check failed**: in {len(bad)} cells the plugin saw fewer than 0.15 kernel "
+               f"accesses per kernel instruction (first: {bad[0]}): accesses are being missed, "
+               "the figures undercount.")
+        print("report_sharing: " + msg.replace("**", ""), file=sys.stderr)
+        md += [msg, ""]
     out = {"meta": meta, "envs": envs, "cells": list(cells.values())}
     for load in loads:
         md += [f"## {LOAD_TITLE.get(load, load)}", "",
-               "| qdisc | vCPUs | xst | xld | tr | pshared | Δ pshared | plines | own tr | own pshared | drops | lines lost |",
-               "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+               "| qdisc | vCPUs | xst | xld | tr | pshared | Δ pshared | plines | own tr | own pshared | insns | accesses | drops | lines lost |",
+               "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
         qds = [q for q in QDISC_ORDER if any(k[0] == load and k[2] == q for k in cells)]
         for q in qds:
             for v in vl:
@@ -264,7 +318,7 @@ def main():
                 drops = f"{100 * c['errors'] / c['attempts']:.0f} %" if c["errors"] else "0"
                 md.append(f"| {QDISC_LABEL.get(q, q)} | {v} | {f2(p['xstores'])} | {f2(p['xloads'])} | "
                           f"{f2(p['transfers'])} | {f2(p['pshared'])} | {dps} | {f2(p['plines'])} | {f2(p['own_transfers'])} | "
-                          f"{f2(p['own_pshared'])} | {drops} | {p['overflow']} |")
+                          f"{f2(p['own_pshared'])} | {p['insns']:.0f} | {p['accesses']:.0f} | {drops} | {p['overflow']} |")
         md.append("")
         for v in vl:
             cs = [(q, cells[(load, v, q)]) for q in qds if (load, v, q) in cells]
@@ -285,6 +339,19 @@ def main():
                     vals.append(f"{f2(d['transfers'])} / {f2(d['pshared'])}" if d else "–")
                 md.append(f"| `{fn}` | " + " | ".join(vals) + " |")
             md.append("")
+        for v in vl:
+            cs = [(q, cells[(load, v, q)]) for q in qds if (load, v, q) in cells]
+            rows = [(QDISC_LABEL.get(q, q), fn, d) for q, c in cs
+                    for fn, d in sorted(c["own_functions"].items(),
+                                        key=lambda kv: -(kv[1]["transfers"] + kv[1]["pshared"]))
+                    if d["transfers"] + d["pshared"] >= 0.005]
+            if not rows:
+                continue
+            md += [f"### {load}, {v} vCPUs: the qdiscs' own functions, per packet", "",
+                   "| qdisc | function | xst | xld | transfers | pshared |", "|---|---|---:|---:|---:|---:|"]
+            md += [f"| {ql} | `{fn}` | {f2(d['xstores'])} | {f2(d['xloads'])} | {f2(d['transfers'])} | "
+                   f"{f2(d['pshared'])} |" for ql, fn, d in rows]
+            md.append("")
         v = vl[-1]
         md += [f"### {load}, {v} vCPUs: the most shared lines per qdisc", "",
                "| qdisc | line | where | writers | readers | stores | tr | pshared | functions |",
@@ -301,6 +368,14 @@ def main():
                           f"{r['readers']} | {f2(r['stores'])} | {f2(r['transfers'])} | "
                           f"{f2(r['pshared'])} | {', '.join('`%s`' % f for f in r['functions'][:4])} |")
         md.append("")
+    if st:
+        good = selftest(cells)
+        md += ["## Self-test (planted shared counter)", "",
+               "A module with one `atomic_long_inc()` on a global per packet at the top of "
+               "`softmq_enqueue()`: the plugin must charge >= 1 producer-shared store per packet "
+               "to `softmq_enqueue` in every softmq cell: " + ("**PASS**" if good else "**FAIL**"), ""]
+        write_report(a.out_prefix, out, md)
+        sys.exit(0 if good else 1)
     write_report(a.out_prefix, out, md)
 
 
