@@ -45,6 +45,20 @@
 #   BENCH_LAT_RATE=20mbit  the tbf bottleneck's rate, BENCH_LAT_BURST=64k its burst
 #   BENCH_LAT_VARIANTS="pfifo_fast fq_codel softmq softmq-nocodel fq_codel-ecn softmq-ecn"
 #   BENCH_SLOW_PPS=5000  MODE=sharing: the slowdev's rate (the "slow" load)
+#   BENCH_QDISCS="..."   only these qdiscs of each load (bench/guest.sh --qdiscs:
+#                        noqueue pfifo_fast fq_codel fq softmq-flow softmq-cpu
+#                        mq-pfifo_fast mq-softmq, tbf-...)
+#   BENCH_REV=REV        build sch_softmq.ko from git REV's Kbuild, src/ and
+#                        include/ (git archive into the run's dir) instead of
+#                        the working tree's build: figures for a commit while
+#                        the tree is being edited
+#   SELFTEST=1           MODE=sharing: the instrument's planted-counter
+#                        self-test: a module with one atomic_long_inc() on a
+#                        global per packet at the top of softmq_enqueue()
+#                        (patched into the exported copy only), slow load,
+#                        softmq key flow and key cpu, 4 vCPUs; PASS when the
+#                        plugin charges >= 1 producer-shared store per packet
+#                        to softmq_enqueue in every cell, else FAIL and exit 1
 #   BENCH_NOTE=TEXT      added to the results' "also running" line
 #
 # Writes DIR/<date>-<kernel>.json, .md and .png (icount: <date>-<kernel>-icount.*,
@@ -65,7 +79,15 @@ QUICK=${BENCH_QUICK:-0}
 case "$MODE" in throughput|icount|latency|profile|sharing) ;; *) die "MODE must be icount, profile, sharing or latency (or empty)";; esac
 case "$MODE" in profile|sharing) [ "$HOST" = 1 ] && die "MODE=$MODE needs the VM (a QEMU plugin)";; esac
 
-if [ "$MODE" = sharing ]; then
+SELFTEST=${SELFTEST:-0}
+[ "$SELFTEST" = 1 ] && [ "$MODE" != sharing ] && die "SELFTEST=1 is MODE=sharing's self-test"
+d_qdiscs=""
+if [ "$MODE" = sharing ] && [ "$SELFTEST" = 1 ]; then
+	# The planted counter: every enqueue stores it, so the slow load
+	# (every packet enqueued, the root keeps a backlog), softmq only.
+	d_counts="500 0 0" d_rounds=1 d_vcpus=4
+	d_loads=slow d_qdiscs="softmq-flow softmq-cpu"
+elif [ "$MODE" = sharing ]; then
 	# One round (the plugin slows TCG several times); one count for the
 	# three pktgen loads (dummy, mq-dummy, slow), 16 flows per thread.
 	d_counts="2000 0 0" d_rounds=1 d_vcpus="4 8 16"
@@ -100,6 +122,10 @@ ROUNDS=${BENCH_ROUNDS:-$d_rounds}
 FLOWS=${BENCH_FLOWS:-$d_flows}
 LOADS=${BENCH_LOADS:-$d_loads}
 VCPUS=${BENCH_VCPUS:-$d_vcpus}
+QDISCS=${BENCH_QDISCS:-$d_qdiscs}
+REV=${BENCH_REV:-}
+[ -n "$REV" ] && [ -n "${BENCH_KO:-}" ] && die "BENCH_REV and BENCH_KO exclude each other"
+[ -n "$REV" ] && { git -C "$REPO" rev-parse --verify -q "$REV^{commit}" > /dev/null || die "BENCH_REV=$REV: no such commit"; }
 LAT_SECS=${BENCH_LAT_SECS:-10}
 LAT_OMIT=${BENCH_LAT_OMIT:-3}
 LAT_RATE=${BENCH_LAT_RATE:-20mbit}
@@ -117,7 +143,8 @@ cmdline="make bench"
 [ "$MODE" != throughput ] && cmdline="$cmdline MODE=$MODE"
 [ "$HOST" = 1 ] && cmdline="$cmdline HOST=1"
 [ "$QUICK" = 1 ] && cmdline="$cmdline BENCH_QUICK=1"
-for v in BENCH_SLOW_PPS BENCH_VCPUS BENCH_COUNTS BENCH_ROUNDS BENCH_FLOWS BENCH_LOADS BENCH_SOFTMQ_OPTS BENCH_KO \
+[ "$SELFTEST" = 1 ] && cmdline="$cmdline SELFTEST=1"
+for v in BENCH_QDISCS BENCH_REV BENCH_SLOW_PPS BENCH_VCPUS BENCH_COUNTS BENCH_ROUNDS BENCH_FLOWS BENCH_LOADS BENCH_SOFTMQ_OPTS BENCH_KO \
 	BENCH_LAT_SECS BENCH_LAT_OMIT BENCH_LAT_RATE BENCH_LAT_BURST BENCH_LAT_VARIANTS; do
 	[ -n "${!v:-}" ] && cmdline="$cmdline $v=\"${!v}\""
 done
@@ -154,7 +181,7 @@ meta_json() {   # MODE KERNEL ACCEL -> meta.json on stdout
 	M_DATE=$DATE M_CMD=$cmdline M_KERNELS=$KERNELS M_HOST=$HOST \
 	M_ELAPSED=$(( $(now) - T0 )) M_CORES=$(nproc) M_COUNTS="$C_DUMMY $C_VETH $C_UDP" \
 	M_ROUNDS=$ROUNDS M_FLOWS=$FLOWS M_LOADS=$LOADS M_VCPUS=$VCPUS M_QUICK=$QUICK \
-	M_KO=${BENCH_KO:-} M_LAT="$LAT_SECS $LAT_OMIT $LAT_RATE $LAT_BURST" M_LATV=$LAT_VARIANTS \
+	M_KO=${MODULE_DESC:-${BENCH_KO:-}} M_LAT="$LAT_SECS $LAT_OMIT $LAT_RATE $LAT_BURST" M_LATV=$LAT_VARIANTS \
 	$PY - <<'EOF'
 import json, os
 e = os.environ
@@ -184,11 +211,21 @@ OTHERS_START=$(others)
 LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 
 REPORTS=()
+SELFTEST_FAIL=0
 report() {   # PREFIX META RUNS...   (latency: PREFIX META RAWDIR)
 	local prefix=$1 meta=$2 rep=report.py; shift 2
 	[ "$MODE" = latency ] && rep=report_latency.py
 	[ "$MODE" = profile ] && rep=report_profile.py
 	[ "$MODE" = sharing ] && rep=report_sharing.py
+	if [ "$MODE" = sharing ] && [ "$SELFTEST" = 1 ]; then
+		# exit 1: a self-test cell failed (the report is still written)
+		$PY "$BENCH_DIR/$rep" --selftest --meta "$meta" --out-prefix "$prefix" "$@" > "$prefix.stdout" ||
+			SELFTEST_FAIL=1
+		[ -s "$prefix.md" ] || { blog "report failed for $prefix"; SELFTEST_FAIL=1; return 1; }
+		grep -E '^(PASS|FAIL) sharing-selftest' "$prefix.stdout" >&2 || true
+		REPORTS+=("$prefix")
+		return 0
+	fi
 	$PY "$BENCH_DIR/$rep" --meta "$meta" --out-prefix "$prefix" "$@" > "$prefix.stdout" ||
 		{ blog "report failed for $prefix"; return 1; }
 	REPORTS+=("$prefix")
@@ -244,6 +281,60 @@ host_mode() {
 }
 
 # ------------------------------------------------------------ VM mode
+# export_ko LINE DEST: sch_softmq.ko built in DEST from git $REV's sources
+# (the working tree's when REV is empty) against LINE's headers; with
+# SELFTEST=1 patched first with the planted shared counter (one
+# atomic_long_inc() on a module global at the top of softmq_enqueue(): a
+# wrapper that calls the real one, renamed).  Sets LINE_KO and MODULE_DESC.
+export_ko() {
+	local line=$1 dest=$2 ver envf src
+	envf=$(line_env "$line")
+	rm -rf "$dest"; mkdir -p "$dest"
+	if [ -n "$REV" ]; then
+		git -C "$REPO" archive "$REV" Kbuild src include | tar -x -C "$dest" ||
+			die "git archive $REV failed"
+		ver=$(git -C "$REPO" describe --tags --always "$REV")
+		MODULE_DESC="git $REV ($ver), exported and built for this run"
+	else
+		tar -C "$REPO" -c Kbuild src include | tar -x -C "$dest"
+		ver=$(git -C "$REPO" describe --tags --always --dirty 2>/dev/null || echo unknown)
+		MODULE_DESC="the working tree ($ver), built for this run"
+	fi
+	if [ "$SELFTEST" = 1 ]; then
+		src=$dest/src/sch_softmq.c
+		grep -q '^static int softmq_enqueue(struct sk_buff \*skb, struct Qdisc \*sch,' "$src" ||
+			die "SELFTEST: softmq_enqueue()'s definition not found in src/sch_softmq.c"
+		# rename the real one; declare both before it (the ops struct
+		# names softmq_enqueue); the wrapper goes at the end of the file
+		sed -i '0,/^static int softmq_enqueue(struct sk_buff \*skb, struct Qdisc \*sch,/s//static int softmq_enqueue_unplanted(struct sk_buff *skb, struct Qdisc *sch, struct sk_buff **to_free);\nstatic int softmq_enqueue(struct sk_buff *skb, struct Qdisc *sch, struct sk_buff **to_free);\nstatic int softmq_enqueue_unplanted(struct sk_buff *skb, struct Qdisc *sch,/' "$src"
+		cat >> "$src" <<'EOF'
+
+/* bench/bench.sh SELFTEST=1: the planted shared counter (never in a release build) */
+static atomic_long_t softmq_planted_shared;
+
+static int softmq_enqueue(struct sk_buff *skb, struct Qdisc *sch, struct sk_buff **to_free)
+{
+	atomic_long_inc(&softmq_planted_shared);
+	return softmq_enqueue_unplanted(skb, sch, to_free);
+}
+EOF
+		grep -q 'enqueue.*= softmq_enqueue,' "$src" || die "SELFTEST: softmq's ops no longer name softmq_enqueue"
+		ver="$ver+planted"
+		MODULE_DESC="$MODULE_DESC, with the planted shared counter (SELFTEST=1)"
+	fi
+	(
+		. "$envf"
+		if [ "$TOOLCHAIN" = host ]; then
+			make -C "$KDIR" M="$dest" -j2 SOFTMQ_VERSION="$ver" modules
+		else
+			"$TB_DIR/sidroot.sh" run --bind "$dest" -- \
+				make -C "$KDIR" M="$dest" -j2 SOFTMQ_VERSION="$ver" modules
+		fi
+	) > "$dest.log" 2>&1 || die "building the module in $dest failed: $dest.log"
+	LINE_KO=$dest/sch_softmq.ko
+	[ -e "$LINE_KO" ] || die "no $LINE_KO ($dest.log)"
+}
+
 # Rough duration of one boot's matrix, for the VM timeouts (calibrated on
 # a 2-core host: ~1.3 s of set-up per run, pktgen dummy ~500 kpps, veth
 # ~150 kpps, UDP ~20 kpps in all; icount about 3x slower).
@@ -314,6 +405,11 @@ vm_mode() {
 	for line in $KERNELS; do
 		abi=$(sed -n 's/^ABI=//p' "$(line_env "$line")")
 		runs=()
+		LINE_KO=${BENCH_KO:-}
+		if [ -n "$REV" ] || [ "$SELFTEST" = 1 ]; then
+			export_ko "$line" "$WORK/$line-ko"
+			blog "$line: module $MODULE_DESC"
+		fi
 		if [ "$MODE" = profile ] || [ "$MODE" = sharing ]; then
 			# The plugin's mark: where the kernel runs the drop_caches
 			# handler with nokaslr.  Debian ships no System.map (it is in
@@ -348,7 +444,7 @@ EOF
 #!/bin/bash
 # generated by bench/bench.sh: one boot of the latency bench
 mkdir -p "\$SOFTMQ_RESULTS/lat"
-exec $BENCH_DIR/latency-guest.sh --ko "${BENCH_KO:-\$SOFTMQ_KO}" --tc-lib "\$TC_LIB_DIR" \\
+exec $BENCH_DIR/latency-guest.sh --ko "${LINE_KO:-\$SOFTMQ_KO}" --tc-lib "\$TC_LIB_DIR" \\
 	--out "\$SOFTMQ_RESULTS/lat" --secs $LAT_SECS --omit $LAT_OMIT --rounds $ROUNDS \\
 	--rate $LAT_RATE --burst $LAT_BURST --variants "$LAT_VARIANTS" --tag $line-${v}v-latency
 EOF
@@ -356,8 +452,8 @@ EOF
 			cat > "$script" <<EOF
 #!/bin/bash
 # generated by bench/bench.sh: one boot of the bench matrix
-exec $BENCH_DIR/guest.sh --ko "${BENCH_KO:-\$SOFTMQ_KO}" --tc-lib "\$TC_LIB_DIR" \\
-	--udpsend $UDPSEND --out "\$SOFTMQ_RESULTS/runs.jsonl" --netns softmq-bench \\
+exec $BENCH_DIR/guest.sh --ko "${LINE_KO:-\$SOFTMQ_KO}" --tc-lib "\$TC_LIB_DIR" \\
+	--qdiscs "$QDISCS" --udpsend $UDPSEND --out "\$SOFTMQ_RESULTS/runs.jsonl" --netns softmq-bench \\
 	--count-dummy $C_DUMMY --count-veth $C_VETH --count-udp $C_UDP \
 	--rounds $ROUNDS --flows "$FLOWS" --loads "$LOADS" \\
 	--softmq-opts "${BENCH_SOFTMQ_OPTS:-}" \\
@@ -415,6 +511,7 @@ EOF
 		[ "$MODE" = latency ] && prefix=$prefix-latency
 		[ "$MODE" = profile ] && prefix=$prefix-profile
 		[ "$MODE" = sharing ] && prefix=$prefix-sharing
+		[ "$SELFTEST" = 1 ] && prefix=$prefix-selftest
 		[ "$QUICK" = 1 ] && prefix=$prefix-quick
 		meta_json "$MODE" "$abi" "$accel" > "$WORK/meta-$line.json"
 		report "$prefix" "$WORK/meta-$line.json" "${runs[@]}"
@@ -440,5 +537,9 @@ for p in "${REPORTS[@]}"; do
 	for x in json md png; do [ -e "$p.$x" ] && written+=("$p.$x"); done
 done
 blog "results: ${written[*]} ($(( ($(now) - T0) / 60 )) min $(( ($(now) - T0) % 60 )) s)"
+if [ "$SELFTEST" = 1 ]; then
+	[ "$SELFTEST_FAIL" = 0 ] || { blog "SELFTEST: FAIL (the plugin missed the planted shared counter)"; exit 1; }
+	blog "SELFTEST: PASS"
+fi
 exit
 }

@@ -10,6 +10,7 @@
 #            [--tc-lib DIR] [--mq-queues 4] [--cpus N] [--tag TEXT]
 #            [--softmq-opts "depth 256"] [--profile] [--netns NAME]
 #            [--flow-split] [--xps] [--slowdev KO] [--slow-pps N]
+#            [--qdiscs "softmq-flow softmq-cpu"]
 #
 # --softmq-opts: extra tc options for every softmq added by tc (not the mq
 # children, which default_qdisc creates with the defaults); needs the plugin.
@@ -25,6 +26,8 @@
 # multi-queue NIC's driver does, instead of hashing flows onto queues.
 # --slowdev KO: the test bed's slow device (tests/modules/slowdev), for the
 # "slow" load; --slow-pps its rate per TX queue (default 5000).
+# --qdiscs LIST: only these of each load's qdiscs (names as in qdiscs_for:
+# noqueue pfifo_fast fq_codel fq softmq-flow softmq-cpu mq-pfifo_fast ...).
 # --cpus N: senders (kpktgend threads / UDP senders) on CPUs 0..N-1
 # (default: all online CPUs).  Counts are packets per sender per run.  On
 # exit the devices, the netns and the default qdisc are restored, and a
@@ -72,7 +75,7 @@ KO="" OUT="" ROUNDS=5 FLOWS="1 16 1024" TAG="" CPUS="" PROFILE=0 NMARK=0 NETNS="
 ARGS=("$@")
 CNT_DUMMY=50000 CNT_VETH=20000 CNT_UDP=3000
 LOADS="dummy veth udp mq-dummy mq-veth" UDPSEND="" TCLIB="" MQQ=4 SMQ_OPTS=""
-FLOW_SPLIT=0 XPS=0 SLOWDEV_KO="" SLOW_PPS=5000
+FLOW_SPLIT=0 XPS=0 SLOWDEV_KO="" SLOW_PPS=5000 ONLY_QDISCS=""
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--ko) KO=$2; shift 2;;
@@ -95,6 +98,7 @@ while [ $# -gt 0 ]; do
 	--xps) XPS=1; shift;;
 	--slowdev) SLOWDEV_KO=$2; shift 2;;
 	--slow-pps) SLOW_PPS=$2; shift 2;;
+	--qdiscs) ONLY_QDISCS=$2; shift 2;;
 	*) echo "guest.sh: unknown argument $1" >&2; exit 2;;
 	esac
 done
@@ -243,6 +247,13 @@ qdiscs_for() {   # LOAD -> QDISCS (global)
 	*) QDISCS="noqueue pfifo_fast fq_codel fq softmq-flow"
 	   [ $HAVE_OPTS = 1 ] && QDISCS="$QDISCS softmq-cpu";;
 	esac
+	if [ -n "$ONLY_QDISCS" ]; then
+		local q keep=""
+		for q in $QDISCS; do
+			[[ " $ONLY_QDISCS " == *" $q "* ]] && keep="$keep${keep:+ }$q"
+		done
+		QDISCS=$keep
+	fi
 }
 
 set_qdisc() {   # DEV QDISC
