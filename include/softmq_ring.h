@@ -88,6 +88,7 @@
 /* The spill stack: llist_add()/llist_del_all() on our own node type. */
 #define smq_ptr_try_cmpxchg(p, oldp, new) try_cmpxchg(p, oldp, new)
 #define smq_ptr_xchg(p, v)		xchg(p, v)
+#define smq_noinline			noinline
 
 /* ---- primitives: userspace (C11/GCC atomics; TSan understands them) ----- */
 #else
@@ -115,6 +116,7 @@
 	__atomic_compare_exchange_n(p, oldp, new, false, \
 				    __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)
 #define smq_ptr_xchg(p, v)		__atomic_exchange_n(p, v, __ATOMIC_SEQ_CST)
+#define smq_noinline			__attribute__((noinline))
 
 static inline void smq_set_bit(unsigned int nr, unsigned long *map)
 {
@@ -382,6 +384,30 @@ static inline struct softmq_spill *softmq_ring_spilled(struct softmq_ring *r)
 }
 
 /*
+ * The spill side of peek and pop, out of line: a pop that finds its slot
+ * never comes here, and one that does not (an empty ring, at the end of
+ * every backlog) pays a jump, not the unspill's registers.
+ */
+static smq_noinline void *softmq_ring_peek_spilled(struct softmq_ring *r)
+{
+	return softmq_ring_spilled(r);
+}
+
+static smq_noinline void *softmq_ring_pop_spilled(struct softmq_ring *r)
+{
+	struct softmq_spill *s = softmq_ring_spilled(r);
+
+	if (!s)
+		return NULL;
+	r->spill_first = s->next;
+	s->next = NULL;
+	s->pos = 0;
+	/* Release: pairs with the producers' acquire in softmq_ring_fits(). */
+	smq_store_release(&r->head, (r->head + 1) & SOFTMQ_RING_POS_MASK);
+	return s;
+}
+
+/*
  * Consumer.  The next item, or NULL if the ring is empty or the position at
  * head is claimed by a producer that has not published (or spilled) yet.
  * A slot that holds an item holds head's: a later position of that slot
@@ -392,7 +418,7 @@ static inline void *softmq_ring_peek(struct softmq_ring *r)
 	void * const *slot = &r->slot[r->head & r->cmask];
 	void *item = smq_load_acquire(slot);
 
-	return item ? item : softmq_ring_spilled(r);
+	return item ? item : softmq_ring_peek_spilled(r);
 }
 
 /* Consumer.  Takes the next item; NULL as for softmq_ring_peek(). */
@@ -401,19 +427,10 @@ static inline void *softmq_ring_pop(struct softmq_ring *r)
 	unsigned long h = r->head;
 	void **slot = &r->slot[h & r->cmask];
 	void *item = smq_load_acquire(slot);
-	struct softmq_spill *s;
 
-	if (item) {
-		smq_write_once(*slot, NULL);
-	} else {
-		s = softmq_ring_spilled(r);
-		if (!s)
-			return NULL;
-		r->spill_first = s->next;
-		s->next = NULL;
-		s->pos = 0;
-		item = s;
-	}
+	if (!item)
+		return softmq_ring_pop_spilled(r);
+	smq_write_once(*slot, NULL);
 	/* Release: a producer that sees the new head also sees the NULL. */
 	smq_store_release(&r->head, (h + 1) & SOFTMQ_RING_POS_MASK);
 	return item;

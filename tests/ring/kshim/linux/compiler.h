@@ -5,3 +5,6 @@
 #define READ_ONCE(x)	__atomic_load_n(&(x), __ATOMIC_RELAXED)
 #define WRITE_ONCE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
 #endif
+#ifndef noinline
+#define noinline	__attribute__((noinline))
+#endif
