@@ -178,7 +178,7 @@ def parse_dump(path, syms, q, npk):
                 fns[fn]["pshared"] += ex * x / tw
             if any(own_fn(q, fn) for fn in lfns):
                 own_ps += ex
-        lrows.append(dict(addr=f"{addr:#x}", region=region(addr), symbol=syms.data(addr),
+        lrows.append(dict(qdisc_=q, addr=f"{addr:#x}", region=region(addr), symbol=syms.data(addr),
                           writers=nw, readers=bin(rd).count("1"),
                           stores=st / npk, loads=ld / npk, xstores=xs / npk,
                           xloads=xl / npk, transfers=(xs + xl - rmw) / npk,
@@ -262,7 +262,8 @@ def main():
                 qdisc_drops=r.get("qdisc_drops"), qstats=qs, per_packet=per,
                 functions=dict(sorted(fns.items(), key=lambda kv: -(kv[1]["transfers"] + kv[1]["pshared"]))[:40]),
                 own_functions={fn: d for fn, d in fns.items() if own_fn(r["qdisc"], fn)},
-                lines=lns[:30])
+                lines=lns[:30],
+                own_lines=[r for r in lns if any(own_fn(r["qdisc_"], f) for f in r["functions"])][:30])
     if not cells:
         sys.exit("report_sharing: no runs with dumps")
     kernel = meta.get("kernel", "?")
@@ -368,6 +369,24 @@ def main():
                           f"{r['readers']} | {f2(r['stores'])} | {f2(r['transfers'])} | "
                           f"{f2(r['pshared'])} | {', '.join('`%s`' % f for f in r['functions'][:4])} |")
         md.append("")
+        md += [f"### {load}, {v} vCPUs: the lines the qdisc's own code touches", "",
+               "| qdisc | line | where | writers | readers | stores | tr | pshared | functions |",
+               "|---|---|---|---:|---:|---:|---:|---:|---|"]
+        for q in qds:
+            c = cells.get((load, v, q))
+            if not c:
+                continue
+            for r in c["own_lines"][:TOP_LINES]:
+                if r["transfers"] + r["pshared"] < 0.01:
+                    continue
+                where = r["symbol"] or r["region"]
+                md.append(f"| {QDISC_LABEL.get(q, q)} | `{r['addr']}` | {where} | {r['writers']} | "
+                          f"{r['readers']} | {f2(r['stores'])} | {f2(r['transfers'])} | "
+                          f"{f2(r['pshared'])} | {', '.join('`%s`' % f for f in r['functions'][:5])} |")
+        md.append("")
+    for c in cells.values():
+        for r in c["lines"] + c["own_lines"]:
+            r.pop("qdisc_", None)
     if st:
         good = selftest(cells)
         md += ["## Self-test (planted shared counter)", "",
