@@ -28,7 +28,8 @@
 #                  also equal what the senders handed over (python ok +
 #                  ENOBUFS, via IP_RECVERR; pktgen sofar + errors);
 #                    dropped == ENOBUFS + pktgen errors + codel_drops
-#                            == xstats drops_ring_full + drops_nomem + codel_drops
+#                            == xstats drops_ring_full + drops_nomem +
+#                            drop_overlimit + drop_overmemory + codel_drops
 #                  (CoDel drops at dequeue, after the senders were told
 #                  their packet was taken)
 #                  and the tap saw exactly `sent` of our packets when the
@@ -72,20 +73,21 @@ CPUTBF_RATE=${SOFTMQ_CPUTBF_RATE:-20mbit}
 # the softmq (SEL: root, or its parent under tbf) against the independent
 # ones, once it has drained.
 identity_check() {
-	local name=$1 enq=$2 senq=$3 sdrops=$4 sel=${5:-root} pk dr ql rf nm cd why=""
+	local name=$1 enq=$2 senq=$3 sdrops=$4 sel=${5:-root} pk dr ql rf nm cd ol om why=""
 	if ! wait_backlog_zero ina veth0 "$sel" 5; then
 		why="backlog never drained: $(ina $SMQ get veth0 "$sel" stats.qlen stats.backlog) (stuck packets?)"
 	fi
-	read -r pk dr ql rf nm cd <<< "$(ina $SMQ get veth0 "$sel" stats.packets stats.drops stats.qlen \
-		xstats.drops_ring_full xstats.drops_nomem xstats.codel_drops)"
+	read -r pk dr ql rf nm cd ol om <<< "$(ina $SMQ get veth0 "$sel" stats.packets stats.drops stats.qlen \
+		xstats.drops_ring_full xstats.drops_nomem xstats.codel_drops \
+		xstats.drop_overlimit xstats.drop_overmemory)"
 	[ $((pk + dr + ql)) -eq "$enq" ] ||
 		why="$why; sent $pk + dropped $dr + backlog $ql = $((pk + dr + ql)) != enqueued $enq"
 	[ "$senq" = - ] || [ "$senq" -eq "$enq" ] ||
 		why="$why; senders handed over $senq != enqueued (clsact) $enq"
 	[ "$sdrops" = - ] || [ "$dr" -eq $((sdrops + cd)) ] ||
 		why="$why; qdisc drops $dr != drops seen by the senders $sdrops + codel $cd"
-	[ "$dr" -eq $((rf + nm + cd)) ] ||
-		why="$why; qdisc drops $dr != xstats ring_full $rf + nomem $nm + codel $cd"
+	[ "$dr" -eq $((rf + nm + ol + om + cd)) ] ||
+		why="$why; qdisc drops $dr != xstats ring_full $rf + nomem $nm + overlimit $ol + overmemory $om + codel $cd"
 	rings_used ina veth0 ||
 		why="$why; the rings carried too little ($RINGS_NOTE): the identity was not tested under queueing"
 	if [ -n "$why" ]; then fail "$name" "${why#; }"

@@ -31,9 +31,9 @@
 #            dropped from the flood's standing queues (codel_drops > 0,
 #            counted in the qdisc's drops); maxpacket is the flood's 242
 #   drops    depth 16, limit 64, memory_limit 100000, CoDel target 1 ms
-#            interval 10 ms on sd0: three blasts give ring-full,
-#            over-memory and over-limit drops, CoDel drops on top; each
-#            > 0, their sum the qdisc's drops, enqueued == sent +
+#            interval 10 ms on sd0: three blasts spill (no ring-full
+#            drop) and give over-memory and over-limit drops, CoDel drops
+#            on top; each > 0, their sum the qdisc's drops, enqueued == sent +
 #            dropped + backlog, the enqueue drops the senders' ENOBUFS
 #   ecn      veth between two namespaces, tbf 20 Mbit as root and softmq as
 #            its child (a classful parent clears NOLOCK: the locked mode),
@@ -247,13 +247,13 @@ newflow() {
 # bytes (43 skbs of 1400-byte datagrams, truesize about 2300, but 100 of
 # 24-byte ones, about 1000), CoDel with target 1 ms and interval 10 ms (a
 # ring of 16 packets is 32 ms of sojourn here).  Three blasts, 0.6 s each:
-# one flow of 1000-byte datagrams (its ring fills long before any limit:
-# ring full), 8 flows of 1400 bytes (memory_limit before limit: over
+# one flow of 1000-byte datagrams (its ring's 16 slots fill long before
+# any limit: it spills, and nothing is refused for a full ring), 8 flows of 1400 bytes (memory_limit before limit: over
 # memory), 16 flows of 24 bytes (limit before memory_limit: over limit);
 # CoDel drops in all three.  Once drained: enqueued (clsact) == sent +
 # dropped + backlog, drops == ring_full + nomem + overlimit + overmemory +
-# codel_drops with each of the four > 0, and the senders' ENOBUFS are the
-# enqueue drops.
+# codel_drops with over-limit, over-memory and CoDel drops > 0, ring_full
+# 0 and spilled > 0, and the senders' ENOBUFS are the enqueue drops.
 drops() {
 	local name=aqm-drops out=$SMQ_OUT/drops why="" f
 	slowdev_set rate_pps 500
@@ -267,29 +267,30 @@ drops() {
 	$INA $FLOWS send --dst $SD_DST --first 9 --flows 16 --procs 2 --size 24 --duration 0.6 \
 		--sndbuf 1048576 > "$out.c.json"
 	wait_backlog_zero ina sd0 root 10 || why="$why; backlog not drained in 10 s"
-	local ok=0 nob=0 enq pk dr ql rf nm ol om cd bs
+	local ok=0 nob=0 enq pk dr ql rf nm ol om cd bs sp
 	for f in a b c; do
 		ok=$((ok + $(jqv "$out.$f.json" .ok))); nob=$((nob + $(jqv "$out.$f.json" .enobufs)))
 		[ "$(jqv "$out.$f.json" '.errors | length')" = 0 ] ||
 			why="$why; sender errors ($f): $(jq -c .errors "$out.$f.json")"
 	done
 	enq=$(egress_count ina sd0)
-	read -r pk dr ql rf nm ol om cd bs <<< "$(ina $SMQ get sd0 stats.packets stats.drops stats.qlen \
+	read -r pk dr ql rf nm ol om cd bs sp <<< "$(ina $SMQ get sd0 stats.packets stats.drops stats.qlen \
 		xstats.drops_ring_full xstats.drops_nomem xstats.drop_overlimit xstats.drop_overmemory \
-		xstats.codel_drops xstats.busy_skips)"
+		xstats.codel_drops xstats.busy_skips xstats.spilled)"
 	# busy_skips (a dequeue meeting a push in flight) is printed, not
 	# judged: 0 here and in every run so far, no run provokes it reliably
-	note "$name: enqueued $enq, sent $pk, dropped $dr (ring full $rf, nomem $nm, over limit $ol, over memory $om, CoDel $cd), backlog $ql; senders ok $ok ENOBUFS $nob; busy_skips $bs"
+	note "$name: enqueued $enq, sent $pk, dropped $dr (ring full $rf, nomem $nm, over limit $ol, over memory $om, CoDel $cd), backlog $ql; senders ok $ok ENOBUFS $nob; busy_skips $bs; spilled $sp"
 	[ $((pk + dr + ql)) -eq "$enq" ] || why="$why; sent $pk + dropped $dr + backlog $ql != enqueued $enq"
 	[ "$dr" -eq $((rf + nm + ol + om + cd)) ] ||
 		why="$why; drops $dr != ring full $rf + nomem $nm + over limit $ol + over memory $om + CoDel $cd"
 	[ $((rf + nm + ol + om)) -eq "$nob" ] && [ $((ok + nob)) -eq "$enq" ] ||
 		why="$why; enqueue drops $((rf + nm + ol + om)) vs ENOBUFS $nob, senders handed over $((ok + nob)) vs enqueued $enq"
-	[ "$rf" -gt 0 ] || why="$why; no ring-full drop"
+	[ "$rf" -eq 0 ] || why="$why; $rf ring-full drops: a full ring refused packets"
+	[ "$sp" -gt 0 ] || why="$why; nothing spilled: the 16-slot rings never held more"
 	[ "$ol" -gt 0 ] || why="$why; no over-limit drop"
 	[ "$om" -gt 0 ] || why="$why; no over-memory drop"
 	[ "$cd" -gt 0 ] || why="$why; no CoDel drop"
-	if [ -z "$why" ]; then pass $name "$rf ring full, $ol over limit, $om over memory, $cd CoDel"
+	if [ -z "$why" ]; then pass $name "$sp spilled, $ol over limit, $om over memory, $cd CoDel"
 	else fail $name "${why#; }"; fi
 }
 

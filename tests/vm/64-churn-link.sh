@@ -6,7 +6,7 @@
 # alternately with softmq as root and as mq children, while UDP floods it
 # and pktgen + iperf3 load a softmq-rooted veth on all vCPUs.  After: all
 # devices drain, probes leave, exact counter identity on the veth and on
-# both slow devices (with ring-full drops), memory back.
+# both slow devices (with spills and over-limit drops), memory back.
 #
 # Flaps: 6 (normal suite), 200 with SOFTMQ_FULL=1 (SOFTMQ_LINK_FLAPS).
 . "$(dirname "$0")/lib.sh"
@@ -84,9 +84,10 @@ done
 load_stop
 after_load churn-link
 # Exact identity on the slow devices too, where softmq really holds a
-# backlog and drops when a ring is full (flows 1 depth 4 on sl0; sl1: mq
-# of softmq children, counted through mq).
-tc qdisc change dev sl0 root softmq flows 1 depth 4
+# backlog, spills beyond a 4-slot ring and drops at its limit (flows 1
+# depth 4 limit 200 on sl0; sl1: mq of softmq children, counted through
+# mq).
+tc qdisc change dev sl0 root softmq flows 1 depth 4 limit 200
 identity churn-link-sl0-identity sl0 198.18.0.2 02:00:00:00:00:02
 identity churn-link-sl1-identity sl1 198.19.0.2 02:00:00:00:00:02
 ip link del sl0; ip link del sl1

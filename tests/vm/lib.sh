@@ -692,7 +692,8 @@ codel_drops_sum() {
 #   qdisc drops == pktgen errors  (a qdisc drop is what pktgen sees fail)
 #                  + softmq's codel_drops (CoDel drops at dequeue)
 #   qdisc sent == device tx_packets + tx_dropped (after the device drained)
-#   softmq: qdisc drops == xstats drops_ring_full + drops_nomem + codel_drops
+#   softmq: qdisc drops == xstats drops_ring_full + drops_nomem +
+#           drop_overlimit + drop_overmemory + codel_drops
 # DEV's root qdisc is the one counted (mq: the sum of its children).
 identity() {
 	local name=$1 dev=$2 dst=$3 mac=$4 q0 q1 d0 d1 sofar errs sent drops x0=0 x1=0 i nb cd=0
@@ -717,8 +718,10 @@ identity() {
 	drops=$(( $(qword "$q1" drops) - $(qword "$q0" drops) ))
 	cd=$(( $(codel_drops_sum "$dev") - cd ))
 	if [ "$(qword "$q1" kind)" = softmq ]; then
-		x0=$(( $(qword "$q0" drops_ring_full) + $(qword "$q0" drops_nomem) ))
-		x1=$(( $(qword "$q1" drops_ring_full) + $(qword "$q1" drops_nomem) + cd ))
+		x0=$(( $(qword "$q0" drops_ring_full) + $(qword "$q0" drops_nomem) +
+		       $(qword "$q0" drop_overlimit) + $(qword "$q0" drop_overmemory) ))
+		x1=$(( $(qword "$q1" drops_ring_full) + $(qword "$q1" drops_nomem) +
+		       $(qword "$q1" drop_overlimit) + $(qword "$q1" drop_overmemory) + cd ))
 	else
 		x1=$drops
 	fi
@@ -739,7 +742,7 @@ identity() {
 #  - a probe leaves within PROBE_MS (tests/fuzz/probe.py);
 #  - counter identity (identity above) on the qdisc the test left;
 #  - for softmq, again on a single one-slot ring (flows 1 depth 1), where
-#    concurrent producers can collide and drop.
+#    concurrent producers collide and spill.
 after_load() {
 	local name=$1 out
 	if wait_drain $DEV 10; then pass "$name-drained"; else fail "$name-drained" "packets stuck in the qdisc after the load stopped"; fi
