@@ -139,6 +139,7 @@ def cells_of(runs, metric):
             out[key] = {
                 "bypassed_pct": (100.0 * byp / sent_q) if sent_q and any("bypassed" in x for x in qs) else None,
                 "ring_full": sum(x.get("drops_ring_full", 0) for x in qs) if any("drops_ring_full" in x for x in qs) else None,
+                "spilled": sum(x.get("spilled", 0) for x in qs) if any("spilled" in x for x in qs) else None,
                 "n": len(v), "median": statistics.median(v), "min": min(v),
                 "max": max(v), "values": v, "drops": drops,
                 "drop_pct": 100.0 * drops / max(drops + sent, 1),
@@ -266,12 +267,13 @@ def md_throughput(meta, envs, cells, kernel):
                     if c and c.get("bypassed_pct") is not None:
                         parts.append(f"{QDISC_LABEL[q].replace('softmq key ', '')} "
                                      f"{c['bypassed_pct']:.0f}%"
-                                     + (f" ({c['ring_full']} ring-full)" if c.get("ring_full") else ""))
+                                     + (f" ({c['ring_full']} ring-full)" if c.get("ring_full") else "")
+                                     + (f" ({c['spilled']} spilled)" if c.get("spilled") else ""))
                 if parts:
                     use.append(f"{vc}v/{fl}f: " + ", ".join(parts))
         if use:
             lines.append("softmq packets that bypassed the queue (xstats `bypassed`/sent; the rest "
-                         "went through enqueue/dequeue; ring-full drops in all rounds): "
+                         "went through enqueue/dequeue; ring-full drops and packets spilled beyond a ring's slots in all rounds): "
                          + "; ".join(use) + ".")
             lines.append("")
     return lines
