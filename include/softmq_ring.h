@@ -209,9 +209,15 @@ struct softmq_ring {
 	unsigned long	cmask;		/* copy of mask, keeps pops off the producer line */
 	long		credit;		/* consumer-private: softmq's DRR deficit */
 	unsigned long	bytes_out;	/* bytes popped (softmq_ring_taken) */
-	/* Spilled items taken off the stack, sorted by position. */
+	/*
+	 * Spilled items taken off the stack, each list sorted by position:
+	 * those that came after every earlier one (appended), and the few
+	 * whose producer lost a race to a later position (late).
+	 */
 	struct softmq_spill *spill_first;
 	struct softmq_spill *spill_last;
+	struct softmq_spill *late_first;
+	struct softmq_spill *late_last;
 
 	SMQ_CACHELINE_ALIGNED void *slot[];
 };
@@ -244,6 +250,8 @@ static inline void softmq_ring_init(struct softmq_ring *r, unsigned int depth)
 	r->bytes_out = 0;
 	r->spill_first = NULL;
 	r->spill_last = NULL;
+	r->late_first = NULL;
+	r->late_last = NULL;
 }
 
 static inline unsigned long softmq_ring_pos(long tail)
@@ -256,7 +264,11 @@ static inline unsigned long softmq_ring_pos(long tail)
  * Acquire on head (and on head_snap, which only ever holds a value some
  * producer read with acquire) orders our later slot store after the
  * consumer's NULL store that freed it.  A head read before other pops is
- * only older: a position that fits then still fits.
+ * only older: a position that fits then still fits.  The snapshot is
+ * refreshed whether or not the position fits: while a ring spills, the
+ * positions run ahead of a snapshot nobody refreshes, and one more than
+ * SOFTMQ_RING_POS_MASK behind it (2^31 pushes on 32-bit) would read as
+ * fitting, a slot written while the consumer is still behind it.
  */
 static inline bool softmq_ring_fits(struct softmq_ring *r, unsigned long pos)
 {
@@ -266,10 +278,8 @@ static inline bool softmq_ring_fits(struct softmq_ring *r, unsigned long pos)
 	    r->mask)
 		return true;
 	h = smq_load_acquire(&r->head);
-	if (((pos - h) & SOFTMQ_RING_POS_MASK) > r->mask)
-		return false;
 	smq_store_release(&r->head_snap, h);
-	return true;
+	return ((pos - h) & SOFTMQ_RING_POS_MASK) <= r->mask;
 }
 
 /*
@@ -326,11 +336,32 @@ static inline unsigned long softmq_ring_behind(const struct softmq_ring *r,
 	return (pos - r->head) & SOFTMQ_RING_POS_MASK;
 }
 
+/* Consumer: append @s to a sorted list if it goes last; false if not. */
+static inline bool softmq_spill_append(struct softmq_ring *r,
+				       struct softmq_spill **first,
+				       struct softmq_spill **last,
+				       struct softmq_spill *s)
+{
+	if (*first && softmq_ring_behind(r, s->pos) <
+		      softmq_ring_behind(r, (*last)->pos))
+		return false;
+	if (*first)
+		(*last)->next = s;
+	else
+		*first = s;
+	*last = s;
+	return true;
+}
+
 /*
  * Consumer: take the spill stack (llist_del_all(); the xchg is fully
- * ordered, so every item's next and pos are seen) and merge it into the
- * sorted list.  Producers spill roughly in position order, so the stack
- * reversed appends; a racing pair costs a short walk.
+ * ordered, so every item's next and pos are seen) and sort it in.
+ * Producers spill in position order but for races, so the stack reversed
+ * appends to the main list.  An item behind the main list's last lost a
+ * race to a later position: it goes to the late list, near the end of
+ * which it belongs, so that no item ever walks the main list (up to
+ * limit packets long).  A walk is left only for an item behind the late
+ * list's last, i.e. one that lost races to two later positions.
  */
 static inline void softmq_ring_unspill(struct softmq_ring *r)
 {
@@ -346,18 +377,10 @@ static inline void softmq_ring_unspill(struct softmq_ring *r)
 	for (s = rev; s; s = next) {
 		next = s->next;
 		s->next = NULL;
-		if (!r->spill_first) {
-			r->spill_first = s;
-			r->spill_last = s;
+		if (softmq_spill_append(r, &r->spill_first, &r->spill_last, s) ||
+		    softmq_spill_append(r, &r->late_first, &r->late_last, s))
 			continue;
-		}
-		if (softmq_ring_behind(r, s->pos) >
-		    softmq_ring_behind(r, r->spill_last->pos)) {
-			r->spill_last->next = s;
-			r->spill_last = s;
-			continue;
-		}
-		for (at = &r->spill_first;
+		for (at = &r->late_first;
 		     softmq_ring_behind(r, (*at)->pos) < softmq_ring_behind(r, s->pos);
 		     at = &(*at)->next)
 			;
@@ -367,39 +390,55 @@ static inline void softmq_ring_unspill(struct softmq_ring *r)
 }
 
 /*
- * Consumer: the spilled item of position head, or NULL (not spilled, or
- * its producer has not pushed it yet).
+ * Consumer: the list whose first item is head's spilled item, or NULL (not
+ * spilled, or its producer has not pushed it yet).
  */
-static inline struct softmq_spill *softmq_ring_spilled(struct softmq_ring *r)
+static inline struct softmq_spill **softmq_ring_spilled(struct softmq_ring *r)
 {
-	struct softmq_spill *s = r->spill_first;
+	int pass;
 
-	if (s && s->pos == r->head)
-		return s;
-	if (!smq_read_once(r->spilled))
-		return NULL;
-	softmq_ring_unspill(r);
-	s = r->spill_first;
-	return s && s->pos == r->head ? s : NULL;
+	for (pass = 0; pass < 2; pass++) {
+		if (r->spill_first && r->spill_first->pos == r->head)
+			return &r->spill_first;
+		if (r->late_first && r->late_first->pos == r->head)
+			return &r->late_first;
+		if (pass || !smq_read_once(r->spilled))
+			break;
+		softmq_ring_unspill(r);
+	}
+	return NULL;
+}
+
+/*
+ * Consumer: nothing spilled, taken or not.  The test an empty pop makes
+ * inline (at the end of every backlog, and per packet at low load), so
+ * that only a ring that has spilled calls out of line.
+ */
+static inline bool softmq_ring_unspilled(const struct softmq_ring *r)
+{
+	return !r->spill_first && !r->late_first && !smq_read_once(r->spilled);
 }
 
 /*
  * The spill side of peek and pop, out of line: a pop that finds its slot
- * never comes here, and one that does not (an empty ring, at the end of
- * every backlog) pays a jump, not the unspill's registers.
+ * never comes here, nor one of a ring that has not spilled.
  */
 static smq_noinline void *softmq_ring_peek_spilled(struct softmq_ring *r)
 {
-	return softmq_ring_spilled(r);
+	struct softmq_spill **list = softmq_ring_spilled(r);
+
+	return list ? *list : NULL;
 }
 
 static smq_noinline void *softmq_ring_pop_spilled(struct softmq_ring *r)
 {
-	struct softmq_spill *s = softmq_ring_spilled(r);
+	struct softmq_spill **list = softmq_ring_spilled(r);
+	struct softmq_spill *s;
 
-	if (!s)
+	if (!list)
 		return NULL;
-	r->spill_first = s->next;
+	s = *list;
+	*list = s->next;
 	s->next = NULL;
 	s->pos = 0;
 	/* Release: pairs with the producers' acquire in softmq_ring_fits(). */
@@ -418,7 +457,9 @@ static inline void *softmq_ring_peek(struct softmq_ring *r)
 	void * const *slot = &r->slot[r->head & r->cmask];
 	void *item = smq_load_acquire(slot);
 
-	return item ? item : softmq_ring_peek_spilled(r);
+	if (item || softmq_ring_unspilled(r))
+		return item;
+	return softmq_ring_peek_spilled(r);
 }
 
 /* Consumer.  Takes the next item; NULL as for softmq_ring_peek(). */
@@ -429,7 +470,7 @@ static inline void *softmq_ring_pop(struct softmq_ring *r)
 	void *item = smq_load_acquire(slot);
 
 	if (!item)
-		return softmq_ring_pop_spilled(r);
+		return softmq_ring_unspilled(r) ? NULL : softmq_ring_pop_spilled(r);
 	smq_write_once(*slot, NULL);
 	/* Release: a producer that sees the new head also sees the NULL. */
 	smq_store_release(&r->head, (h + 1) & SOFTMQ_RING_POS_MASK);
@@ -457,8 +498,8 @@ static inline unsigned long softmq_ring_len(const struct softmq_ring *r)
 }
 
 /*
- * Byte backlog.  A producer adds an item's size before its push (and takes
- * it back if the push found the ring full); the push's cmpxchg orders the
+ * Byte backlog.  A producer adds an item's size before its push (which
+ * never refuses: it fills a slot or spills); the push's cmpxchg orders the
  * add before the item is published, and the consumer subtracts only after
  * its pop, so the consumer's softmq_ring_backlog() never goes below zero.
  * The add is on the producer line the push writes anyway.

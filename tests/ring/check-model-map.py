@@ -6,7 +6,9 @@
   /* H: text */      text must be somewhere in include/softmq_ring.h
   /* Q: text */      text must be somewhere in src/sch_softmq.c
 Whitespace runs compare equal.  --fix rewrites moved H: line numbers when the
-quoted text is found exactly once elsewhere.  Prints PASS/FAIL/SKIP lines.
+quoted text is found exactly once elsewhere, and a quote found on several
+lines to the one nearest its old line moved by the median shift of the
+others.  Prints PASS/FAIL/SKIP lines.
 """
 import os, re, sys
 
@@ -29,6 +31,8 @@ for model in models:
     name = os.path.basename(model)
     text = open(model).read()
     moved = {}
+    ambiguous = []
+    shifts = []
     for m in pat.finditer(text):
         kind, num, quote = m.group(1), m.group(2), norm(m.group(3))
         if kind == 'Q':
@@ -43,9 +47,22 @@ for model in models:
         elif num and int(num) not in where:
             if fix and len(where) == 1:
                 moved[m.start()] = (m.group(0), m.group(0).replace('H:' + num, 'H:%d' % where[0], 1))
+                shifts.append(where[0] - int(num))
+            elif fix:
+                ambiguous.append((m, num, quote, where))
             else:
                 bad.append('%s: H:%s %r is now at line %s (make -C tests/ring model-map-fix)'
                            % (name, num, quote, ','.join(map(str, where))))
+    # A quote found on several lines: the one nearest to where the quotes
+    # that moved unambiguously in this file moved (their median shift).
+    for m, num, quote, where in ambiguous:
+        if not shifts:
+            bad.append('%s: H:%s %r is now at line %s (no unambiguous move to go by)'
+                       % (name, num, quote, ','.join(map(str, where))))
+            continue
+        want = int(num) + sorted(shifts)[len(shifts) // 2]
+        best = min(where, key=lambda w: abs(w - want))
+        moved[m.start()] = (m.group(0), m.group(0).replace('H:' + num, 'H:%d' % best, 1))
     if moved:
         for start in sorted(moved, reverse=True):
             old, new = moved[start]

@@ -518,6 +518,62 @@ static void t_spill_out_of_order(void **state)
 	free(r);
 }
 
+/*
+ * Late spills across batches: 5, 3, 4 in one batch (3 and 4 lost races to
+ * 5: the late list), then 2 in the next, behind the late list's last: the
+ * walk.  All leave in position order.
+ */
+static void t_spill_late_walk(void **state)
+{
+	struct softmq_ring *r = ring_new(1);
+	unsigned long p[6];
+	int woke, i;
+
+	(void)state;
+	push_expect(r, 1, SOFTMQ_PUSH_WOKE);
+	for (i = 2; i <= 5; i++)
+		claim(r, &p[i], &woke);
+	softmq_ring_spill(r, ITEM(5), p[5]);
+	softmq_ring_spill(r, ITEM(3), p[3]);
+	softmq_ring_spill(r, ITEM(4), p[4]);
+	assert_int_equal(ITEM_N(softmq_ring_pop(r)), 1);
+	assert_null(softmq_ring_pop(r));	/* 2 not spilled yet: the batch is taken */
+	assert_non_null(r->late_first);		/* 3 and 4 behind 5 */
+	assert_int_equal(ITEM_N(r->late_first), 3);
+	assert_int_equal(ITEM_N(r->late_last), 4);
+	softmq_ring_spill(r, ITEM(2), p[2]);
+	pop_expect(r, 2, 5);
+	assert_null(softmq_ring_pop(r));
+	assert_null(r->spill_first);
+	assert_null(r->late_first);
+	free(r);
+}
+
+/*
+ * A push that spills still refreshes head_snap: while a ring spills no
+ * push fits, and a snapshot nobody refreshed would, 2^63 positions (2^31
+ * on 32-bit) later, make a spilling position look as if it fitted.
+ */
+static void t_spill_refreshes_snap(void **state)
+{
+	struct softmq_ring *r = ring_new(2);
+
+	(void)state;
+	fill(r, 2);				/* positions 0, 1 */
+	push_expect(r, 3, SOFTMQ_PUSH_SPILLED);
+	assert_int_equal(ITEM_N(softmq_ring_pop(r)), 1);
+	assert_int_equal(ITEM_N(softmq_ring_pop(r)), 2);	/* head 2 */
+	assert_int_equal(SNAP_LOAD(r), 0);
+	push_expect(r, 4, SOFTMQ_PUSH_OK);	/* 3 - 2 fits, snap 2 */
+	push_expect(r, 5, SOFTMQ_PUSH_SPILLED);	/* 4 - 2 does not */
+	assert_int_equal(ITEM_N(softmq_ring_pop(r)), 3);	/* head 3 */
+	push_expect(r, 6, SOFTMQ_PUSH_SPILLED);	/* 5 - 3 does not */
+	assert_int_equal(SNAP_LOAD(r), 3);	/* refreshed by a spill */
+	pop_expect(r, 4, 6);
+	assert_null(softmq_ring_pop(r));
+	free(r);
+}
+
 /* ---- active bitmap ---------------------------------------------------------- */
 
 static unsigned long naive_next(const unsigned long *map, unsigned long n,
@@ -893,6 +949,8 @@ int main(void)
 		cmocka_unit_test(t_unpublished_head),
 		cmocka_unit_test(t_unpublished_full),
 		cmocka_unit_test(t_spill_out_of_order),
+		cmocka_unit_test(t_spill_late_walk),
+		cmocka_unit_test(t_spill_refreshes_snap),
 		cmocka_unit_test(t_active_bitmap),
 		cmocka_unit_test(t_active_random),
 		cmocka_unit_test(t_band_hints),

@@ -385,7 +385,7 @@ inline band_dequeue()
 	   if
 	   :: it == 0 ->
 		/* softmq_ring_spilled(): consumer-private, then the stack */
-		d_step {			/* H: if (s && s->pos == r->head) */
+		d_step {			/* H: if (r->spill_first && r->spill_first->pos == r->head) */
 			SPILL_FIND(idx)
 		};
 		if
@@ -409,12 +409,12 @@ inline band_dequeue()
 				od;
 				t2 = 0
 			};
-			d_step { SPILL_FIND(idx) }	/* H: return s && s->pos == r->head ? s : NULL; */
+			d_step { SPILL_FIND(idx) }	/* H: for (pass = 0; pass < 2; pass++) { */
 		:: else -> skip
 		fi;
 		if
 		:: it != 0 ->
-			d_step {		/* H: r->spill_first = s->next; */
+			d_step {		/* H: *list = s->next; */
 				inpriv[it] = 0;
 				DELIVER(it, idx, head[idx]);
 				head[idx] = head[idx] + 1;	/* H: smq_store_release(&r->head, (h + 1) & SOFTMQ_RING_POS_MASK); */
@@ -431,15 +431,15 @@ inline band_dequeue()
 	   fi;
 
 	   /* softmq_ring_retire() */
-	   atomic {				/* H:596 long t = smq_tail_read(&r->tail); */
+	   atomic {				/* H:637 long t = smq_tail_read(&r->tail); */
 		t2 = tail[idx];
-		ok = (t2 / 2 == head[idx])	/* H:598 if (softmq_ring_pos(t) != r->head) */
+		ok = (t2 / 2 == head[idx])	/* H:639 if (softmq_ring_pos(t) != r->head) */
 	   };
 	   if
 	   :: ok ->
 #ifndef MUT_RETIRE_ORDER
-		mark[idx] = 0;			/* H:600 smq_clear_bit(idx, map); */
-		atomic {			/* H:606 if (smq_tail_try_cmpxchg(&r->tail, &t, t | SOFTMQ_RING_IDLE)) */
+		mark[idx] = 0;			/* H:641 smq_clear_bit(idx, map); */
+		atomic {			/* H:647 if (smq_tail_try_cmpxchg(&r->tail, &t, t | SOFTMQ_RING_IDLE)) */
 			if
 			:: tail[idx] == t2 -> tail[idx] = t2 | 1
 			:: else -> ok = 0
@@ -457,7 +457,7 @@ inline band_dequeue()
 #endif
 		if
 #ifndef MUT_RETIRE_NOSET
-		:: !ok -> mark[idx] = 1		/* H:608 smq_set_bit(idx, map); */
+		:: !ok -> mark[idx] = 1		/* H:649 smq_set_bit(idx, map); */
 #endif
 		:: else -> skip
 		fi
@@ -639,10 +639,7 @@ proctype producer(byte p)
 				h = head[r];
 				fits = ((pos - h + 256) % 256 <= MASK)
 			};
-			if
-			:: fits -> d_step { head_snap[r] = h; h = 0 }	/* H: smq_store_release(&r->head_snap, h); */
-			:: else -> h = 0
-			fi
+			d_step { head_snap[r] = h; h = 0 }	/* H: smq_store_release(&r->head_snap, h); */
 		:: else -> skip
 		fi;
 		STALL;	/* looked, not published */
