@@ -18,6 +18,8 @@
 #define TAIL_LOAD(r)	  __atomic_load_n(&(r)->tail.counter, __ATOMIC_SEQ_CST)
 #define TAIL_STORE(r, v)  __atomic_store_n(&(r)->tail.counter, (v), __ATOMIC_SEQ_CST)
 #else
+/* The header's kernel branch uses noinline; keep the same code shape. */
+#define smq_noinline	__attribute__((noinline))
 #include "softmq_ring.h"
 #define TAIL_LOAD(r)	  __atomic_load_n(&(r)->tail, __ATOMIC_SEQ_CST)
 #define TAIL_STORE(r, v)  __atomic_store_n(&(r)->tail, (v), __ATOMIC_SEQ_CST)
