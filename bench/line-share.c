@@ -59,9 +59,12 @@
  *   L line writers readers stores loads xstores xloads rmw pstores ids...
  *                                          per line written by >= 2 vCPUs or
  *                                          with any event; masks in hex; ids:
- *                                          up to 6 instructions (I-line
- *                                          vaddrs) that stored to it or read
- *                                          it across vCPUs, first seen first
+ *                                          up to 6 instructions that stored to
+ *                                          it or read it across vCPUs, first
+ *                                          seen first, each vaddr:writers:stores
+ *                                          (the vCPUs whose stores to the line
+ *                                          it made, in hex, and how many: the
+ *                                          producer side's own writer set)
  *   X overflow N                           lines not tracked (table full)
  *
  * Threads: QEMU runs one host thread per vCPU (-accel tcg,thread=multi), so
@@ -139,6 +142,8 @@ struct line {
 	uint64_t writers, readers, valid;	/* vCPU masks */
 	uint32_t stores, loads, xstores, xloads, rmw, pstores;
 	struct insn *ids[NIDS];
+	uint64_t idwriters[NIDS];	/* per id: the vCPUs whose stores it made */
+	uint32_t idstores[NIDS];	/* per id: its stores to this line */
 };
 
 /* Per vCPU, written by its own thread only. */
@@ -217,15 +222,18 @@ static void line_unlock(struct line *l)
 	__atomic_store_n(&l->lock, 0, __ATOMIC_RELEASE);
 }
 
-static void line_note(struct line *l, struct insn *in)
+static int line_note(struct line *l, struct insn *in)
 {
 	int i;
 
 	for (i = 0; i < l->nids; i++)
 		if (l->ids[i] == in)
-			return;
-	if (l->nids < NIDS)
-		l->ids[l->nids++] = in;
+			return i;
+	if (l->nids < NIDS) {
+		l->ids[l->nids] = in;
+		return l->nids++;
+	}
+	return -1;
 }
 
 static void mem_cb(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr,
@@ -236,6 +244,7 @@ static void mem_cb(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr
 	uint64_t bit = 1ULL << (vcpu & (MAX_VCPUS - 1)), tag = (vaddr >> 6) + 1;
 	bool xs = false, xl = false, ps = false, rmw = false;
 	struct line *l;
+	int k;
 
 	if (!__atomic_load_n(&active, RLX))
 		return;
@@ -272,7 +281,11 @@ static void mem_cb(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr
 			ps = true;
 			l->pstores++;
 		}
-		line_note(l, in);
+		k = line_note(l, in);
+		if (k >= 0) {
+			l->idwriters[k] |= bit;
+			l->idstores[k]++;
+		}
 	} else {
 		v->loads++;
 		l->loads++;
@@ -332,7 +345,8 @@ static void dump(unsigned int idx)
 			(l->tag - 1) << 6, l->writers, l->readers, l->stores,
 			l->loads, l->xstores, l->xloads, l->rmw, l->pstores);
 		for (k = 0; k < l->nids; k++)
-			fprintf(f, " %" PRIx64, l->ids[k]->vaddr);
+			fprintf(f, " %" PRIx64 ":%" PRIx64 ":%u", l->ids[k]->vaddr,
+				l->idwriters[k], l->idstores[k]);
 		fputc('\n', f);
 	}
 	fprintf(f, "X overflow %" PRIu64 "\n", overflow);
