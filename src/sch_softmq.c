@@ -4,10 +4,11 @@
  *
  * Every CPU enqueues without a lock shared by all CPUs: a packet is hashed
  * to one of "flows" rings (or, with "key cpu", to the ring of the CPU that
- * sends it) and pushed into that bounded lockless MPSC ring.  One consumer
- * at a time (the qdisc seqlock) walks the rings that have work round robin,
- * byte-fair by deficit round robin, inside up to three pfifo_fast-style
- * priority bands.
+ * sends it) and pushed into that lockless MPSC ring, or beyond its slots
+ * onto its spill list: what is queued is bounded by limit and memory_limit,
+ * not by the ring.  One consumer at a time (the qdisc seqlock) walks the
+ * rings that have work round robin, byte-fair by deficit round robin,
+ * inside up to three pfifo_fast-style priority bands.
  *
  * Concurrency (TCQ_F_NOLOCK):
  *  - softmq_enqueue() runs on any number of CPUs at once, BH disabled, in
