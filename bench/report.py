@@ -12,6 +12,7 @@ prints the markdown on stdout.  Standard library only; the plot is drawn by
 gnuplot (gnuplot-nox) when it is installed.
 """
 import argparse
+import glob
 import json
 import os
 import shutil
@@ -464,6 +465,68 @@ def run_gnuplot(gp, script):
     return True
 
 
+def is_host(meta):
+    """A `make bench HOST=1` run: no QEMU, the running kernel."""
+    return meta.get("qemu") is None and str(meta.get("accel", "")).startswith("none")
+
+
+def host_projection(meta, cells, path=None):
+    """HOST=1: what the newest PROJECTION (bench/project_sharing.py, from the
+    TCG sharing and instruction counts) predicts for this host's CPU count,
+    one line per qdisc, and beside each measured dummy cell; so the first
+    many-core run checks the projection.  BENCH_PROJECTION=<file.json>
+    picks another projection.  Returns (markdown lines, JSON summary)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    path = path or os.environ.get("BENCH_PROJECTION") or next(
+        iter(sorted(glob.glob(os.path.join(here, "results", "*-projection.json")), reverse=True)), None)
+    if not path or not os.path.exists(path):
+        return ["## Projection for this host", "",
+                "No `bench/results/*-projection.json` to compare with "
+                "(bench/project_sharing.py writes one).", ""], None
+    sys.path.insert(0, here)
+    try:
+        import project_sharing as ps
+    finally:
+        sys.path.pop(0)
+    with open(path) as f:
+        p = json.load(f)
+    cores = int(meta.get("host", {}).get("cores", 0) or 0)
+    qds = [q for q in ps.LABEL if q in p.get("qdiscs", {})
+           and (q not in ps.MQ_CHILD or ps.MQ_CHILD[q] in p["qdiscs"])]
+    md = [f"## What the PROJECTION predicted for this host ({cores} CPUs)", "",
+          f"A projection, not a measurement: `{os.path.basename(path)}` "
+          "(bench/project_sharing.py, from TCG shared-line and instruction counts, "
+          f"{p.get('c_in', ps.C_IN):g} / {p.get('c_x', ps.C_X):g} ns a line transfer within / "
+          "across sockets; see bench/README.md, \"Projection\").  "
+          "Measured: the dummy loads' median above (16 flows where run); the error is "
+          "projected / measured - 1.  The projection's noqueue has a single-queue NIC's "
+          "TX lock; the dummy has none (LLTX), so noqueue's measured line should scale with "
+          "the CPUs where the projection's flattens; its mq rows are for 4 TX queues "
+          "(guest.sh's default).", ""]
+    summary = {"file": os.path.basename(path), "cores": cores, "qdiscs": {}}
+    for q in qds:
+        pr = ps.mpps(p, q, cores) if cores else float("nan")
+        md.append(f"- {ps.LABEL[q]}: projected **{pr:.2f} Mpps** at {cores} sender CPUs")
+        summary["qdiscs"][q] = {"projected_mpps_at_cores": round(pr, 3), "cells": []}
+    md += ["", "| qdisc | load | sender CPUs | projected Mpps | measured Mpps | error |",
+           "|---|---|---:|---:|---:|---:|"]
+    for q in qds:
+        load = "mq-dummy" if q.startswith("mq-") else "dummy"
+        mine = [(k, v) for k, v in cells.items() if k[0] == load and k[3] == q]
+        flows = sorted({k[2] for k, _ in mine})
+        fl = 16 if 16 in flows else (flows[-1] if flows else None)
+        for k, v in sorted(mine, key=lambda kv: kv[0][1]):
+            if k[2] != fl:
+                continue
+            pr, me = ps.mpps(p, q, k[1]), v["median"] / 1e6
+            err = f"{100 * (pr / me - 1):+.0f} %" if me > 0 else "–"
+            md.append(f"| {ps.LABEL[q]} | {load} | {k[1]} | {pr:.2f} | {me:.2f} | {err} |")
+            summary["qdiscs"][q]["cells"].append(
+                {"cpus": k[1], "flows": fl, "projected_mpps": round(pr, 3), "measured_mpps": round(me, 3)})
+    md.append("")
+    return md, summary
+
+
 def write_report(prefix, out, md):
     """PREFIX.json (OUT) and PREFIX.md (MD lines), and MD on stdout."""
     os.makedirs(os.path.dirname(prefix) or ".", exist_ok=True)
@@ -561,6 +624,10 @@ def main():
         md = md_throughput(meta, envs, cells, kernel)
         tg = targets(cells, meta)
     md += md_targets(tg)
+    proj = None
+    if mode != "icount" and is_host(meta):
+        pmd, proj = host_projection(meta, cells)
+        md += pmd
 
     png = a.out_prefix + ".png"
     have_png = False
@@ -579,6 +646,8 @@ def main():
         "runs": [{k: v for k, v in r.items() if k != "_env"} for r in runs],
         "png": os.path.basename(png) if have_png else None,
     }
+    if proj is not None:
+        out["projection"] = proj
     write_report(a.out_prefix, out, md)
     return 0
 
