@@ -137,6 +137,7 @@ if [ $ok = 1 ]; then
 		drops="softmq dropped more than pfifo_fast in ${worse#, }"
 	fi
 	echo "verdict: softmq moved $(ratio "${BEST[softmq]}" "${BEST[pfifo_fast]}")x pfifo_fast's and $(ratio "${BEST[softmq]}" "${BEST[fq_codel]}")x fq_codel's packet rate on this load, every packet accounted for; $drops"
+	echo "note: these rates move with the host's load (QEMU TCG); the figures that do not are 'make bench MODE=icount' (instructions per packet) and 'make bench MODE=sharing' (lines written by >= 3 CPUs per packet), with its projection to many cores in bench/README.md"
 	pass demo-compared "softmq, pfifo_fast and fq_codel each measured"
 else
 	fail demo-compared "not every qdisc was measured (see above)"
