@@ -281,6 +281,13 @@ for line in "${LINES[@]}"; do
 	if [ "$line" = "$DEMO_LINE" ] && touched '^(tests/check\.sh|tests/testbed/|tests/vm/(plan\.sh|skips|quick-plan))'; then
 		host_suite testbed-selftest "$TB_DIR/selftest.sh" "$line"
 	fi
+	# make check-full: the sharing instrument's planted-counter self-test
+	# (bench/README.md; 4 vCPUs under its QEMU plugin, minutes: not in
+	# make check's 45)
+	if [ "$line" = "$DEMO_LINE" ] && [ "${SOFTMQ_FULL:-0}" = 1 ]; then
+		host_suite sharing-selftest env MODE=sharing SELFTEST=1 KERNELS="$line" \
+			BENCH_OUT="$LOGDIR/sharing-selftest" "$REPO/bench/bench.sh"
+	fi
 done
 
 echo "== summary ($(( $(now) - T0 ))s)"
