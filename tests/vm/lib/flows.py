@@ -137,6 +137,13 @@ def sender(p, flows, a, cpus, wfd):
                 s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, a.sndbuf)
         if a.gso:
             s.setsockopt(socket.IPPROTO_UDP, UDP_SEGMENT, a.gso)
+        # A send that waits for socket memory (the qdisc holds the flow's
+        # send buffer, a slow device drains it) gives up after 0.1 s and is
+        # tried again, so that SIGTERM stops the sender: Python retries a
+        # send a signal interrupted, and a frozen device (1 pps) would keep
+        # it blocked for hours.
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO,
+                     struct.pack("ll", 0, 100000))
         s.bind((a.src or "0.0.0.0", a.sport + f))
         size = max(sizes[(f - a.first) % len(sizes)], HDR.size)
         socks.append([s, f, prio, bytearray(size), (a.dst, a.dport + f), 0])
@@ -163,6 +170,8 @@ def sender(p, flows, a, cpus, wfd):
                 s.sendto(buf, dst)
                 rep[f]["ok"] += 1
             except OSError as e:
+                if e.errno in (errno.EAGAIN, errno.EWOULDBLOCK):
+                    continue        # no socket memory yet: this packet again
                 if e.errno == errno.ENOBUFS:
                     rep[f]["enobufs"] += 1
                 else:
