@@ -259,6 +259,26 @@ def selftest(cells):
     return ok
 
 
+
+def line_table(title, cells, load, v, qds, key, nfuncs):
+    """One table of shared lines (cells' KEY list) per qdisc, at V vCPUs."""
+    md = [title, "",
+          "| qdisc | line | where | writers | enq writers | readers | stores | tr | pshared | functions |",
+          "|---|---|---|---:|---:|---:|---:|---:|---:|---|"]
+    for q in qds:
+        c = cells.get((load, v, q))
+        if not c:
+            continue
+        for r in c[key][:TOP_LINES]:
+            if r["transfers"] + r["pshared"] < 0.01:
+                continue
+            where = r["symbol"] or r["region"]
+            md.append(f"| {QDISC_LABEL.get(q, q)} | `{r['addr']}` | {where} | {r['writers']} | {r.get('enq_writers', 0)} | "
+                      f"{r['readers']} | {f2(r['stores'])} | {f2(r['transfers'])} | "
+                      f"{f2(r['pshared'])} | {', '.join('`%s`' % f for f in r['functions'][:nfuncs])} |")
+    md.append("")
+    return md
+
 def main():
     st = "--selftest" in sys.argv
     if st:
@@ -388,36 +408,10 @@ def main():
                    f"{f2(d['pshared'])} |" for ql, fn, d in rows]
             md.append("")
         v = vl[-1]
-        md += [f"### {load}, {v} vCPUs: the most shared lines per qdisc", "",
-               "| qdisc | line | where | writers | enq writers | readers | stores | tr | pshared | functions |",
-               "|---|---|---|---:|---:|---:|---:|---:|---:|---|"]
-        for q in qds:
-            c = cells.get((load, v, q))
-            if not c:
-                continue
-            for r in c["lines"][:TOP_LINES]:
-                if r["transfers"] + r["pshared"] < 0.01:
-                    continue
-                where = r["symbol"] or r["region"]
-                md.append(f"| {QDISC_LABEL.get(q, q)} | `{r['addr']}` | {where} | {r['writers']} | {r.get('enq_writers', 0)} | "
-                          f"{r['readers']} | {f2(r['stores'])} | {f2(r['transfers'])} | "
-                          f"{f2(r['pshared'])} | {', '.join('`%s`' % f for f in r['functions'][:4])} |")
-        md.append("")
-        md += [f"### {load}, {v} vCPUs: the lines the qdisc's own code touches", "",
-               "| qdisc | line | where | writers | enq writers | readers | stores | tr | pshared | functions |",
-               "|---|---|---|---:|---:|---:|---:|---:|---:|---|"]
-        for q in qds:
-            c = cells.get((load, v, q))
-            if not c:
-                continue
-            for r in c["own_lines"][:TOP_LINES]:
-                if r["transfers"] + r["pshared"] < 0.01:
-                    continue
-                where = r["symbol"] or r["region"]
-                md.append(f"| {QDISC_LABEL.get(q, q)} | `{r['addr']}` | {where} | {r['writers']} | {r.get('enq_writers', 0)} | "
-                          f"{r['readers']} | {f2(r['stores'])} | {f2(r['transfers'])} | "
-                          f"{f2(r['pshared'])} | {', '.join('`%s`' % f for f in r['functions'][:5])} |")
-        md.append("")
+        md += line_table(f"### {load}, {v} vCPUs: the most shared lines per qdisc",
+                         cells, load, v, qds, "lines", 4)
+        md += line_table(f"### {load}, {v} vCPUs: the lines the qdisc's own code touches",
+                         cells, load, v, qds, "own_lines", 5)
     for c in cells.values():
         for r in c["lines"] + c["own_lines"]:
             r.pop("qdisc_", None)
