@@ -34,12 +34,20 @@
 #                  their packet was taken)
 #                  and the tap saw exactly `sent` of our packets when the
 #                  capture lost none.
-# TCP: iperf3 -P 4 for 2 s, once with TSO/GSO off on veth0 (one skb = one
-# packet, so the identity is exact in packets whatever is dropped) and once
-# with GSO (identity in segments when nothing is dropped; GSO skbs count
-# gso_segs in bstats but 1 in drops), softmq then under a tbf of
-# GSO_TBF_RATE (100 Mbit): a few large skbs on a veth that never stops its
-# queue (6.1, 6.12) would hardly ever queue.
+# TCP: iperf3 -P 4 for 2 s.  Without GSO (one skb = one packet, so the
+# identity is exact in packets whatever is dropped) softmq is the root of
+# sd0, a slowdev (tests/modules/slowdev) sending TCP_SD_PPS packets/s with
+# loop=1 (what it sends comes back as received on sd0): the connection
+# runs inside smq_a, from SD_SRC on sd0 to SD_DST on lo, out by sd0 (a
+# rule for locally sent packets to SD_DST, "iif lo", looks up a table that
+# routes it to sd0) and back by lo (the local table, moved after that
+# rule).  A device that stops its queue makes the backlog certain: on a
+# veth that keeps up, TCP without GSO queued 2-19 % of its segments and
+# once, on a loaded CI host (6.1), 104 of 93682 in two runs in a row.
+# With GSO, softmq is under a tbf of GSO_TBF_RATE (100 Mbit) on veth0: a
+# few large skbs on a veth that never stops its queue (6.1, 6.12) would
+# hardly ever queue (identity in segments when nothing is dropped; GSO
+# skbs count gso_segs in bstats but 1 in drops).
 #   tcp-*-order    no TCP segment at the tap with an IP ID below the
 #                  highest seen in its stream: TCP numbers a socket's
 #                  packets as it sends them, so lost and retransmitted
@@ -48,12 +56,10 @@
 #   tcp-*-identity as for UDP, enqueued from the clsact counter (gso: a
 #                  SKIP when GSO skbs were dropped)
 # Every order and identity case requires that the rings carried the case
-# (rings_used: at least 1000 packets or 5 % of those sent); a TCP run whose
-# rings carried less is made once more before anything is reported, and
-# the second FAILs.
+# (rings_used: at least 1000 packets or 5 % of those sent).
 # cputbf (make check: the lines quick-plan names for 20-traffic.sh:cputbf):
-# key cpu under a tbf with one TCP sender pinned to CPU 0 and a flood on
-# CPU 1 (see run_cputbf): the sender's segments in order.
+# key cpu under a tbf with 4 TCP streams pinned to CPU 0 and a flood on
+# CPU 1 (see run_cputbf): their segments in order, in CPU 0's ring only.
 # (xstats.bypassed with GSO is checked in 30-backlog.sh, behind a backlog.)
 # make check runs the key cpu cases on the lines tests/vm/quick-plan names
 # for 20-traffic.sh:cpu; make check-full everywhere.
@@ -68,16 +74,20 @@ PROCS=$((NCPU * 2))
 GSO_TBF_RATE=${SOFTMQ_GSO_TBF_RATE:-100mbit}
 # cputbf's tbf: a backlog at once, a few thousand segments in 4 s
 CPUTBF_RATE=${SOFTMQ_CPUTBF_RATE:-20mbit}
+# tcp-nogso's slowdev: TCP's 4 streams fill it at once under TCG (they
+# reach 500 Mbit/s on a veth), ~20000 segments in 2 s
+TCP_SD_PPS=${SOFTMQ_TCP_SD_PPS:-10000}
 
-# identity_check NAME ENQ SENDERS_ENQ SENDERS_DROPS [SEL]: the counters of
-# the softmq (SEL: root, or its parent under tbf) against the independent
-# ones, once it has drained.
+# identity_check NAME ENQ SENDERS_ENQ SENDERS_DROPS [SEL [DEV]]: the
+# counters of the softmq (SEL: root, or its parent under tbf) on DEV
+# (veth0) against the independent ones, once it has drained.
 identity_check() {
-	local name=$1 enq=$2 senq=$3 sdrops=$4 sel=${5:-root} pk dr ql rf nm cd ol om why=""
-	if ! wait_backlog_zero ina veth0 "$sel" 5; then
-		why="backlog never drained: $(ina $SMQ get veth0 "$sel" stats.qlen stats.backlog) (stuck packets?)"
+	local name=$1 enq=$2 senq=$3 sdrops=$4 sel=${5:-root} dev=${6:-veth0}
+	local pk dr ql rf nm cd ol om why=""
+	if ! wait_backlog_zero ina $dev "$sel" 5; then
+		why="backlog never drained: $(ina $SMQ get $dev "$sel" stats.qlen stats.backlog) (stuck packets?)"
 	fi
-	read -r pk dr ql rf nm cd ol om <<< "$(ina $SMQ get veth0 "$sel" stats.packets stats.drops stats.qlen \
+	read -r pk dr ql rf nm cd ol om <<< "$(ina $SMQ get $dev "$sel" stats.packets stats.drops stats.qlen \
 		xstats.drops_ring_full xstats.drops_nomem xstats.codel_drops \
 		xstats.drop_overlimit xstats.drop_overmemory)"
 	[ $((pk + dr + ql)) -eq "$enq" ] ||
@@ -88,7 +98,7 @@ identity_check() {
 		why="$why; qdisc drops $dr != drops seen by the senders $sdrops + codel $cd"
 	[ "$dr" -eq $((rf + nm + ol + om + cd)) ] ||
 		why="$why; qdisc drops $dr != xstats ring_full $rf + nomem $nm + overlimit $ol + overmemory $om + codel $cd"
-	rings_used ina veth0 ||
+	rings_used ina $dev ||
 		why="$why; the rings carried too little ($RINGS_NOTE): the identity was not tested under queueing"
 	if [ -n "$why" ]; then fail "$name" "${why#; }"
 	else pass "$name" "enqueued $enq = sent $pk + dropped $dr + backlog $ql; $RINGS_NOTE"; fi
@@ -164,15 +174,34 @@ run_udp() {   # run_udp KEY MIGRATE TAG
 	ina tc qdisc del dev veth0 clsact
 }
 
-run_tcp() {   # run_tcp KEY gso|nogso [TRY]
-	local key=$1 mode=$2 try=${3:-1} pre="traffic-$1-tcp-$2"
+# sd_loop_setup: sd0 in smq_a with the routes of tcp-nogso (see above).
+# SD_SRC arrives on sd0 as a source address of smq_a's own: accept_local.
+sd_loop_setup() {
+	slowdev_load rate_pps="$TCP_SD_PPS" loop=1 || return 1
+	ina ip link add sd0 gso_max_segs 1 type slowdev || return 1
+	local mac
+	mac=$(ina cat /sys/class/net/sd0/address) &&
+	ina sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.sd0.rp_filter=0 \
+		net.ipv4.conf.sd0.accept_local=1 &&
+	ina ip addr add $SD_SRC/24 dev sd0 &&
+	ina ip addr add $SD_DST/32 dev lo &&
+	ina ip link set sd0 up &&
+	ina ip neigh replace $SD_DST lladdr "$mac" dev sd0 nud permanent &&
+	ina ip route add $SD_DST dev sd0 src $SD_SRC table 100 &&
+	ina ip rule add pref 10 to $SD_DST iif lo lookup 100 &&
+	ina ip rule add pref 1000 lookup local &&
+	ina ip rule del pref 0
+}
+
+run_tcp() {   # run_tcp KEY gso|nogso
+	local key=$1 mode=$2 pre="traffic-$1-tcp-$2"
 	local pcap=$SMQ_OUT/tcp-$key-$mode.pcap res=$SMQ_OUT/tcp-$key-$mode
-	ina tc qdisc del dev veth0 root 2>/dev/null
-	ina tc qdisc del dev veth0 clsact 2>/dev/null
-	local sel=root
+	local sel=root dev=veth0 src=$IP_A dst=$IP_B srv=inb where
 	if [ "$mode" = nogso ]; then
-		ina ethtool -K veth0 tso off gso off >/dev/null 2>&1
-		ina $SMQ add veth0 root key "$key" || { fail "$pre-setup" "cannot add softmq"; return; }
+		dev=sd0 src=$SD_SRC dst=$SD_DST srv=ina
+		where="root of sd0 at $TCP_SD_PPS pps"
+		ina tc qdisc del dev sd0 root 2>/dev/null
+		ina $SMQ add sd0 root key "$key" || { fail "$pre-setup" "cannot add softmq"; return; }
 	else
 		# A veth of 6.1/6.12 never stops its queue and a few large
 		# skbs rarely meet each other: 451 of 211058 segments went
@@ -181,46 +210,34 @@ run_tcp() {   # run_tcp KEY gso|nogso [TRY]
 		# here, every skb queues.  Depth 256: TSQ lets a socket have
 		# 4 MB (64 skbs of 64 KB) in the qdisc, and 64 slots dropped
 		# GSO skbs (whose retransmissions fill holes at the tap).
-		sel=1:1
-		ina ethtool -K veth0 tso on gso on >/dev/null 2>&1
+		sel=1:1 where="under tbf $GSO_TBF_RATE on veth0"
+		ina tc qdisc del dev veth0 root 2>/dev/null
 		ina tc qdisc add dev veth0 root handle 1: tbf rate "$GSO_TBF_RATE" burst 256k latency 500ms &&
 			ina $SMQ add veth0 parent 1:1 key "$key" depth 256 ||
 			{ fail "$pre-setup" "cannot add tbf $GSO_TBF_RATE with softmq under it"; return; }
 	fi
-	egress_counter_on ina veth0 || { fail "$pre-setup" "clsact egress counter"; return; }
-	inb iperf3 -s -1 -D -B $IP_B --logfile "$res.server.log" || { fail "$pre-setup" "iperf3 -s"; return; }
+	ina tc qdisc del dev $dev clsact 2>/dev/null
+	egress_counter_on ina $dev || { fail "$pre-setup" "clsact egress counter"; return; }
+	$srv iperf3 -s -1 -D -B $dst --logfile "$res.server.log" || { fail "$pre-setup" "iperf3 -s"; return; }
 	sleep 0.5
-	cap_start "$INA" veth0 "$pcap" "tcp and src host $IP_A" || { fail "$pre-setup" "tcpdump"; return; }
+	cap_start "$INA" $dev "$pcap" "outbound and tcp and src host $src" || { fail "$pre-setup" "tcpdump"; return; }
 	local rs0 rs1
 	rs0=$(ina nstat -az TcpRetransSegs | awk '/TcpRetransSegs/ {print $2}')
-	ina iperf3 -c $IP_B -P 4 -t 2 -J > "$res.iperf.json" 2> "$res.iperf.err"
+	ina iperf3 -c $dst -B $src -P 4 -t 2 -J > "$res.iperf.json" 2> "$res.iperf.err"
 	local irc=$?
 	rs1=$(ina nstat -az TcpRetransSegs | awk '/TcpRetransSegs/ {print $2}')
 	local capdrop
 	cap_stop "$pcap"; capdrop=$CAP_DROP
-	# Without GSO the 2 s usually queue thousands of segments, but not
-	# always (key cpu on 7.2-rt: 27 once, in one CPU's ring): a run whose
-	# rings carried too little cannot check the order or the identity
-	# under queueing, so it is run once more before any case is
-	# reported; the second one FAILs.
-	if [ "$try" = 1 ] && [ $irc -eq 0 ] && ! rings_used ina veth0; then
-		note "$pre: the rings carried too little ($RINGS_NOTE): run again"
-		ina tc qdisc del dev veth0 clsact
-		run_tcp "$key" "$mode" 2
-		return
-	fi
 	$FLOWS analyze --tcp "$pcap" > "$res.json"
 	local enq sentb recvb
-	enq=$(egress_count ina veth0)
+	enq=$(egress_count ina $dev)
 	sentb=$(jq '.end.sum_sent.bytes // 0' "$res.iperf.json" 2>/dev/null)
 	recvb=$(jq '.end.sum_received.bytes // 0' "$res.iperf.json" 2>/dev/null)
-	local where=""
-	[ "$sel" = root ] || where=" under tbf $GSO_TBF_RATE"
-	rings_used ina veth0
-	note "$key/tcp-$mode$where: iperf3 rc $irc sent $sentb received $recvb bytes ($(jq -r '.end.sum_received.bits_per_second / 1e6 | floor' "$res.iperf.json" 2>/dev/null) Mbit/s under TCG); retrans $((rs1 - rs0)); capture dropped ${capdrop:-?}; tap: $(jq -c '{tcp_reorders, tcp_retrans}' "$res.json"); $RINGS_NOTE"
+	rings_used ina $dev
+	note "$key/tcp-$mode, $where: iperf3 rc $irc sent $sentb received $recvb bytes ($(jq -r '.end.sum_received.bits_per_second / 1e6 | floor' "$res.iperf.json" 2>/dev/null) Mbit/s under TCG); retrans $((rs1 - rs0)); capture dropped ${capdrop:-?}; tap: $(jq -c '{tcp_reorders, tcp_retrans}' "$res.json"); $RINGS_NOTE"
 	if [ $irc -ne 0 ] || [ "${sentb:-0}" -eq 0 ]; then
 		fail "$pre-run" "iperf3 failed (rc $irc): $(head -c 300 "$res.iperf.err")"
-		ina tc qdisc del dev veth0 clsact; return
+		ina tc qdisc del dev $dev clsact; return
 	fi
 	pass "$pre-run" "$(( recvb / 1000000 )) MB through in 2 s"
 
@@ -236,8 +253,8 @@ run_tcp() {   # run_tcp KEY gso|nogso [TRY]
 		# from the application's CPU and from softirq on others, so
 		# nothing here can fail; the UDP cases and cputbf check it.
 		note "$pre-order: key cpu, $idr segments left in another order than sent (reported, not promised)"
-	elif ! rings_used ina veth0; then
-		fail "$pre-order" "the rings carried too little in both runs ($RINGS_NOTE): the order was not tested under queueing"
+	elif ! rings_used ina $dev; then
+		fail "$pre-order" "the rings carried too little ($RINGS_NOTE): the order was not tested under queueing"
 	elif [ "$pk" -eq 0 ] || [ $((idup * 10)) -lt $((pk * 9)) ]; then
 		fail "$pre-order" "the IP IDs of $pk segments rose only $idup times: cannot tell the order TCP sent them in"
 	else
@@ -246,14 +263,13 @@ run_tcp() {   # run_tcp KEY gso|nogso [TRY]
 	fi
 
 	local dr
-	dr=$(ina $SMQ get veth0 "$sel" stats.drops)
+	dr=$(ina $SMQ get $dev "$sel" stats.drops)
 	if [ "$mode" = nogso ] || [ "$dr" -eq 0 ]; then
-		identity_check "$pre-identity" "$enq" - - "$sel"
+		identity_check "$pre-identity" "$enq" - - "$sel" $dev
 	else
 		skip "$pre-identity" "GSO skbs were dropped ($dr): drops count skbs, sent counts segments"
 	fi
-	ina tc qdisc del dev veth0 clsact
-	ina ethtool -K veth0 tso on gso on >/dev/null 2>&1
+	ina tc qdisc del dev $dev clsact
 }
 
 # run_cputbf: one TCP sender pinned to CPU 0 beside a pktgen flood
@@ -270,12 +286,23 @@ run_tcp() {   # run_tcp KEY gso|nogso [TRY]
 # so TSQ resumes it there too).  The flood (skb priority 1: band 2, below
 # TCP's band 1) keeps CPU 1 taking the root lock and its ring backlogged;
 # the UDP is dropped at veth1's ingress.  TSO/GSO off: one segment per skb.
-#   cputbf-order  no TCP segment of the sender at veth0's transmit tap with
-#                 an IP ID below the highest seen (the order TCP sent them
-#                 in, losses and retransmissions aside), with the rings
-#                 carrying the case (rings_used), a backlog in at least
-#                 half of the class dumps taken every 0.1 s, and both CPUs'
-#                 rings holding packets in them
+# CoDel off: a segment it drops is freed by the dequeuing CPU (mostly CPU
+# 1), where TCP's small-queue callback then sends the next ones from, a
+# second CPU handing the sender's packets to the qdisc (7.2: 16 of 6529
+# segments in another order, 10 retransmitted).  Without it nothing drops
+# TCP's segments: the flood fills the limit, and above it only rings below
+# their share of it (TCP's) are admitted.
+# TCP's small queues keep a socket's share of the backlog at a packet or
+# two, so TCP's ring is seldom caught holding packets: what shows where its
+# packets went is which rings exist (a ring is allocated at its first
+# packet and lives as long as the qdisc).
+#   cputbf-order  no TCP segment of the 4 streams at veth0's transmit tap
+#                 with an IP ID below the highest seen in its stream (the
+#                 order TCP sent them in, losses and retransmissions
+#                 aside), with the rings carrying the case (rings_used), a
+#                 backlog in at least half of the class dumps taken every
+#                 0.1 s, CPU 1's rings holding packets in them, and TCP's
+#                 band having CPU 0's ring and never CPU 1's
 run_cputbf() {
 	local pre=traffic-cputbf res=$SMQ_OUT/cputbf pcap=$SMQ_OUT/cputbf.pcap
 	local mac irc capdrop why="" rs0 rs1
@@ -289,7 +316,7 @@ run_cputbf() {
 	fi
 	modprobe -q sch_ingress; modprobe -q cls_u32; modprobe -q act_gact
 	if ! ina tc qdisc add dev veth0 root handle 1: tbf rate "$CPUTBF_RATE" burst 20k latency 500ms ||
-	   ! ina $SMQ add veth0 parent 1:1 handle 2: key cpu depth 512 ||
+	   ! ina $SMQ add veth0 parent 1:1 handle 2: key cpu depth 512 codel 0 ||
 	   ! inb tc qdisc add dev veth1 clsact ||
 	   ! inb tc filter add dev veth1 ingress pref 1 protocol ip u32 match ip protocol 17 0xff action drop; then
 		fail "$pre-setup" "tbf $CPUTBF_RATE + softmq key cpu, or the UDP drop on veth1"; return
@@ -303,7 +330,7 @@ run_cputbf() {
 	pg_start "$INA"
 	sleep 0.5
 	rs0=$(ina nstat -az TcpRetransSegs | awk '/TcpRetransSegs/ {print $2}')
-	$INA taskset -c 0 iperf3 -c $IP_B -P 1 -t 4 -J > "$res.iperf.json" 2> "$res.iperf.err" &
+	$INA taskset -c 0 iperf3 -c $IP_B -P 4 -t 4 -J > "$res.iperf.json" 2> "$res.iperf.err" &
 	local ipid=$!
 	# the class dump every 0.1 s from 0.5 s to 3.5 s, one python process
 	# (one per dump took seconds here): "band:ring:qlen ..." of the rings
@@ -327,6 +354,20 @@ EOF
 	cap_stop "$pcap"; capdrop=$CAP_DROP
 	pg_clear "$INA" 2>/dev/null
 	$FLOWS analyze --tcp "$pcap" > "$res.json"
+	# the rings TCP's band (1) has, "band:index ..." (class 2:N is the
+	# ring of slot N - 1 = band * nr_rings + index; key cpu: a ring per
+	# possible CPU, nr_cpu_ids)
+	local tcprings
+	tcprings=$($INA $PY - "$SMQ_VMDIR/lib" veth0 <<'EOF'
+import sys
+sys.path.insert(0, sys.argv[1])
+import smq
+with open("/sys/devices/system/cpu/possible") as f:
+    n = int(f.read().strip().split(",")[-1].split("-")[-1]) + 1
+q = smq.Softmq()
+print(" ".join("1:%d" % i for i in range(n) if q.has_class(sys.argv[2], "2:%x" % (n + i + 1))))
+EOF
+)
 	local n nb r0 r1 tcp1 tro seg
 	# dumps in all, with a backlog, with CPU 0's / CPU 1's rings holding
 	# packets, with TCP's band (1) in CPU 1's ring
@@ -335,13 +376,13 @@ EOF
 			if (f[2] == 1) { b = 1; if (f[1] == 1) t = 1 } }
 		nb += NF > 0; r0 += a; r1 += b; t1 += t }
 		END { print n + 0, nb + 0, r0 + 0, r1 + 0, t1 + 0 }' "$res.samples")"
-	# the data stream: the one with the most segments (not iperf3's
-	# control); its order as TCP sent it is the IP IDs' (see run_tcp)
+	# every stream (iperf3's control too); the order TCP sent a stream's
+	# segments in is their IP IDs' (see run_tcp)
 	local idup sq
-	read -r tro idup sq seg <<< "$(jq -r '[.tcp | to_entries[] | .value] | max_by(.pkts) // {} |
-		"\(.id_reorders // 0) \(.id_up // 0) \(.reorders // 0) \(.pkts // 0)"' "$res.json")"
+	read -r tro idup sq seg <<< "$(jq -r '[.tcp[]] |
+		"\(map(.id_reorders) | add // 0) \(map(.id_up) | add // 0) \(map(.reorders) | add // 0) \(map(.pkts) | add // 0)"' "$res.json")"
 	rings_used ina veth0
-	note "$pre: iperf3 rc $irc, $(jq -r '.end.sum_received.bits_per_second / 1e6 | floor' "$res.iperf.json" 2>/dev/null) Mbit/s; $seg segments at the tap, $tro in another order than sent (IP ID; $sq below the highest sequence, holes refilled included); retrans $((rs1 - rs0)); capture dropped ${capdrop:-?}; class dumps $n: backlog in $nb, CPU 0's rings in $r0, CPU 1's in $r1, TCP's band in CPU 1's ring in $tcp1; flood $flood; $RINGS_NOTE"
+	note "$pre: iperf3 rc $irc, $(jq -r '.end.sum_received.bits_per_second / 1e6 | floor' "$res.iperf.json" 2>/dev/null) Mbit/s; $seg segments at the tap, $tro in another order than sent (IP ID; $sq below the highest sequence, holes refilled included); retrans $((rs1 - rs0)); capture dropped ${capdrop:-?}; class dumps $n: backlog in $nb, CPU 0's rings in $r0, CPU 1's in $r1, TCP's band in CPU 1's ring in $tcp1; TCP's band's rings: ${tcprings:-none}; flood $flood; $RINGS_NOTE"
 	if [ $irc -ne 0 ] || [ "${seg:-0}" -eq 0 ]; then
 		fail "$pre-order" "iperf3 failed (rc $irc) or no TCP segment at the tap: $(head -c 300 "$res.iperf.err")"
 		return
@@ -349,18 +390,23 @@ EOF
 	rings_used ina veth0 || why="$why; the rings carried too little ($RINGS_NOTE)"
 	[ "$n" -gt 0 ] && [ $((nb * 2)) -ge "$n" ] ||
 		why="$why; a backlog in only $nb of $n class dumps (tbf $CPUTBF_RATE)"
-	[ "$r0" -gt 0 ] && [ "$r1" -gt 0 ] ||
-		why="$why; CPU 0's rings held packets in $r0 dumps, CPU 1's in $r1: not both CPUs' rings used"
+	[ "$r1" -gt 0 ] ||
+		why="$why; CPU 1's rings held packets in none of $n dumps: the flood did not keep CPU 1 enqueueing"
+	[[ " $tcprings " == *" 1:0 "* ]] ||
+		why="$why; TCP's band has no ring of CPU 0 (its rings: ${tcprings:-none}): the sender's packets did not go where key cpu puts CPU 0's"
+	[[ " $tcprings " != *" 1:1 "* ]] ||
+		why="$why; TCP's band has a ring of CPU 1 (its rings: $tcprings): key cpu put packets the sender handed over on CPU 0 in CPU 1's ring"
 	[ $((idup * 10)) -ge $((seg * 9)) ] ||
 		why="$why; the IP IDs of $seg segments rose only $idup times: cannot tell the order TCP sent them in"
 	[ "$tro" -eq 0 ] ||
-		why="$why; $tro of $seg TCP segments of the one sender pinned to CPU 0 left in another order than TCP sent them (IP ID): key cpu put one CPU's packets in two rings (TCP's band seen in CPU 1's ring in $tcp1 of $n class dumps)"
+		why="$why; $tro of $seg TCP segments of the one sender pinned to CPU 0 left in another order than TCP sent them (IP ID): key cpu put one CPU's packets in two rings (TCP's band's rings: $tcprings)"
 	if [ -n "$why" ]; then fail "$pre-order" "${why#; }"
-	else pass "$pre-order" "$seg segments of the sender on CPU 0 in order beside a flood on CPU 1; backlog in $nb of $n dumps, both CPUs' rings used; $RINGS_NOTE"; fi
+	else pass "$pre-order" "$seg segments of the sender on CPU 0 in order beside a flood on CPU 1; backlog in $nb of $n dumps; TCP in CPU 0's ring only; $RINGS_NOTE"; fi
 }
 
 KEYS=flow
 part_runs 20-traffic.sh:cpu && KEYS="flow cpu"
+sd_loop_setup || fail traffic-sd-setup "sd0 (slowdev loop=1) with tcp-nogso's routes: $(ina ip -br addr 2>&1 | tr '\n' ' ')"
 for key in $KEYS; do
 	ns_sink_on || { fail traffic-sink "clsact drop on veth1"; exit 0; }
 	if [ $key = flow ]; then
@@ -373,7 +419,10 @@ for key in $KEYS; do
 	run_tcp $key nogso
 	run_tcp $key gso
 	ina tc qdisc del dev veth0 root
+	ina tc qdisc del dev sd0 root
 done
+ina ip link del sd0
+rmmod slowdev
 ns_teardown
 part_runs 20-traffic.sh:cputbf && run_cputbf
 ns_teardown

@@ -75,7 +75,7 @@ NLMSG_ERROR = 2
 NLMSG_DONE = 3
 RTM_NEWQDISC, RTM_DELQDISC, RTM_GETQDISC = 36, 37, 38
 RTM_NEWTCLASS, RTM_GETTCLASS = 40, 42
-NLM_F_REQUEST, NLM_F_MULTI, NLM_F_ACK = 0x1, 0x2, 0x4
+NLM_F_REQUEST, NLM_F_MULTI, NLM_F_ACK, NLM_F_ECHO = 0x1, 0x2, 0x4, 0x8
 NLM_F_ROOT, NLM_F_MATCH = 0x100, 0x200
 NLM_F_DUMP = NLM_F_ROOT | NLM_F_MATCH
 NLM_F_REPLACE, NLM_F_EXCL, NLM_F_CREATE = 0x100, 0x200, 0x400
@@ -424,7 +424,7 @@ class Softmq:
     def __init__(self):
         self.uapi = read_uapi()
         self.attrs, self.keys, self.fields = self.uapi
-        self.nl = Rtnl()
+        self.nl = Rtnl(timeout=30)   # a reply that never comes fails, not hangs
 
     def qdisc(self, cmd, dev, words=()):
         """Run one command; never raises for a kernel error.  Returns a dict:
@@ -451,6 +451,22 @@ class Softmq:
 
     def classes(self, dev):
         return classes(self.nl, dev, read_class_fields())
+
+    def has_class(self, dev, classid):
+        """Does the class exist (RTM_GETTCLASS of one class)?  A softmq
+        class is a ring: it exists from its first packet on, queued or
+        not, where a dump shows only the rings holding packets."""
+        payload = TCMSG.pack(socket.AF_UNSPEC, ifindex(dev), parse_handle(classid), 0, 0)
+        try:
+            # The kernel answers a class get only to NLM_F_ECHO (it
+            # notifies RTNLGRP_TC); the ack that follows is skipped by the
+            # next request's sequence check.
+            self.nl.request(RTM_GETTCLASS, NLM_F_ECHO | NLM_F_ACK, payload)
+        except NlError as e:
+            if e.err == errno.ENOENT:
+                return False
+            raise
+        return True
 
     def find(self, dev, sel="root"):
         want = fmt_handle(parse_handle(sel))
