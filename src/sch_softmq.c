@@ -564,8 +564,13 @@ static void softmq_note_occupancy(struct softmq_sched_data *q,
 		WRITE_ONCE(q->ring_hiwat, n);
 }
 
-/* Consumer: the next packet of @ring, its bytes off the ring's count. */
-static struct sk_buff *softmq_ring_take(struct softmq_ring *ring)
+/*
+ * Consumer: the next packet of @ring, its bytes off the ring's count.
+ * Once per packet; this and softmq_flow_dequeue() are always inlined:
+ * when the spill made softmq_ring_pop() longer, gcc outlined one or the
+ * other, a call and return per packet.
+ */
+static __always_inline struct sk_buff *softmq_ring_take(struct softmq_ring *ring)
 {
 	struct sk_buff *skb = softmq_ring_pop(ring);
 
@@ -640,8 +645,8 @@ static codel_time_t softmq_codel_time(const struct sk_buff *skb)
 }
 
 /* Consumer: the next packet of @ring, through CoDel when it is on. */
-static struct sk_buff *softmq_flow_dequeue(struct Qdisc *sch,
-					   struct softmq_ring *ring)
+static __always_inline struct sk_buff *
+softmq_flow_dequeue(struct Qdisc *sch, struct softmq_ring *ring)
 {
 	struct softmq_sched_data *q = qdisc_priv(sch);
 
