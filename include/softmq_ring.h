@@ -465,19 +465,39 @@ static inline void *softmq_ring_peek(struct softmq_ring *r)
 	return softmq_ring_peek_spilled(r);
 }
 
-/* Consumer.  Takes the next item; NULL as for softmq_ring_peek(). */
-static inline void *softmq_ring_pop(struct softmq_ring *r)
+/*
+ * Consumer.  Takes head's item if its slot holds it; NULL if not (empty,
+ * in flight, or spilled: softmq_ring_pop_unslotted() tells which).  The
+ * two halves of softmq_ring_pop(), for a caller whose per-packet path
+ * should not pay for the call the second one may make (a frame, saved
+ * registers): it tail-calls its own out-of-line code for that case.
+ */
+static inline void *softmq_ring_pop_slot(struct softmq_ring *r)
 {
 	unsigned long h = r->head;
 	void **slot = &r->slot[h & r->cmask];
 	void *item = smq_load_acquire(slot);
 
 	if (!item)
-		return softmq_ring_unspilled(r) ? NULL : softmq_ring_pop_spilled(r);
+		return NULL;
 	smq_write_once(*slot, NULL);
 	/* Release: a producer that sees the new head also sees the NULL. */
 	smq_store_release(&r->head, (h + 1) & SOFTMQ_RING_POS_MASK);
 	return item;
+}
+
+/* Consumer, after softmq_ring_pop_slot() returned NULL. */
+static inline void *softmq_ring_pop_unslotted(struct softmq_ring *r)
+{
+	return softmq_ring_unspilled(r) ? NULL : softmq_ring_pop_spilled(r);
+}
+
+/* Consumer.  Takes the next item; NULL as for softmq_ring_peek(). */
+static inline void *softmq_ring_pop(struct softmq_ring *r)
+{
+	void *item = softmq_ring_pop_slot(r);
+
+	return item ? item : softmq_ring_pop_unslotted(r);
 }
 
 /* Consumer.  Claimed positions not yet taken (includes unpublished ones). */

@@ -564,18 +564,38 @@ static void softmq_note_occupancy(struct softmq_sched_data *q,
 		WRITE_ONCE(q->ring_hiwat, n);
 }
 
+/* Consumer: @skb, just taken from @ring, off the ring's byte count. */
+static void softmq_ring_taken_skb(struct softmq_ring *ring, struct sk_buff *skb)
+{
+	softmq_ring_taken(ring, qdisc_pkt_len(skb));
+}
+
+/*
+ * Consumer: softmq_ring_take() where head's slot was empty (the ring is
+ * empty, head's packet is in flight, or it spilled).  Out of line, and
+ * tail-called, so that the per-packet path saves no registers for it.
+ */
+static noinline struct sk_buff *softmq_ring_take_unslotted(struct softmq_ring *ring)
+{
+	struct sk_buff *skb = softmq_ring_pop_unslotted(ring);
+
+	if (skb)
+		softmq_ring_taken_skb(ring, skb);
+	return skb;
+}
+
 /*
  * Consumer: the next packet of @ring, its bytes off the ring's count.
- * Once per packet; this and softmq_flow_dequeue() are always inlined:
- * when the spill made softmq_ring_pop() longer, gcc outlined one or the
- * other, a call and return per packet.
+ * Once per packet: this and softmq_flow_dequeue() are always inlined (gcc
+ * outlined one or the other when the spill made the pop longer).
  */
 static __always_inline struct sk_buff *softmq_ring_take(struct softmq_ring *ring)
 {
-	struct sk_buff *skb = softmq_ring_pop(ring);
+	struct sk_buff *skb = softmq_ring_pop_slot(ring);
 
-	if (skb)
-		softmq_ring_taken(ring, qdisc_pkt_len(skb));
+	if (unlikely(!skb))
+		return softmq_ring_take_unslotted(ring);
+	softmq_ring_taken_skb(ring, skb);
 	return skb;
 }
 
@@ -609,16 +629,36 @@ static void softmq_queued_drop(struct Qdisc *sch, struct sk_buff *skb)
  * that has not published yet) ends CoDel's dropping state for the ring, as
  * an empty fq_codel flow does.
  */
+static void softmq_codel_taken(struct Qdisc *sch, struct softmq_ring *ring)
+{
+	struct softmq_sched_data *q = qdisc_priv(sch);
+
+	/* codel_should_drop() keeps the last MTU of a ring: what is left. */
+	q->codel_backlog = min_t(unsigned long, softmq_ring_backlog(ring),
+				 U32_MAX);
+}
+
+/* softmq_codel_pop() where head's slot was empty; as for the take. */
+static noinline struct sk_buff *softmq_codel_pop_unslotted(struct softmq_ring *ring,
+							   struct Qdisc *sch)
+{
+	struct sk_buff *skb = softmq_ring_take_unslotted(ring);
+
+	/* A NULL ends CoDel's state without a look at the backlog. */
+	if (skb)
+		softmq_codel_taken(sch, ring);
+	return skb;
+}
+
 static struct sk_buff *softmq_codel_pop(struct codel_vars *vars, void *ctx)
 {
 	struct softmq_flow *flow = container_of(vars, struct softmq_flow, cvars);
-	struct Qdisc *sch = ctx;
-	struct softmq_sched_data *q = qdisc_priv(sch);
-	struct sk_buff *skb = softmq_ring_take(&flow->ring);
+	struct sk_buff *skb = softmq_ring_pop_slot(&flow->ring);
 
-	/* codel_should_drop() keeps the last MTU of a ring: what is left. */
-	q->codel_backlog = min_t(unsigned long, softmq_ring_backlog(&flow->ring),
-				 U32_MAX);
+	if (unlikely(!skb))
+		return softmq_codel_pop_unslotted(&flow->ring, ctx);
+	softmq_ring_taken_skb(&flow->ring, skb);
+	softmq_codel_taken(ctx, &flow->ring);
 	return skb;
 }
 
