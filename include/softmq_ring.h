@@ -467,10 +467,10 @@ static inline void *softmq_ring_peek(struct softmq_ring *r)
 
 /*
  * Consumer.  Takes head's item if its slot holds it; NULL if not (empty,
- * in flight, or spilled: softmq_ring_pop_unslotted() tells which).  The
- * two halves of softmq_ring_pop(), for a caller whose per-packet path
- * should not pay for the call the second one may make (a frame, saved
- * registers): it tail-calls its own out-of-line code for that case.
+ * in flight, or spilled).  softmq_ring_pop() in parts, for a caller whose
+ * per-packet path should not pay for the call a spilled ring needs (a
+ * frame, saved registers): it tests softmq_ring_unspilled() inline and
+ * tail-calls its own out-of-line code around softmq_ring_pop_spilled().
  */
 static inline void *softmq_ring_pop_slot(struct softmq_ring *r)
 {
@@ -486,18 +486,14 @@ static inline void *softmq_ring_pop_slot(struct softmq_ring *r)
 	return item;
 }
 
-/* Consumer, after softmq_ring_pop_slot() returned NULL. */
-static inline void *softmq_ring_pop_unslotted(struct softmq_ring *r)
-{
-	return softmq_ring_unspilled(r) ? NULL : softmq_ring_pop_spilled(r);
-}
-
 /* Consumer.  Takes the next item; NULL as for softmq_ring_peek(). */
 static inline void *softmq_ring_pop(struct softmq_ring *r)
 {
 	void *item = softmq_ring_pop_slot(r);
 
-	return item ? item : softmq_ring_pop_unslotted(r);
+	if (item || softmq_ring_unspilled(r))
+		return item;
+	return softmq_ring_pop_spilled(r);
 }
 
 /* Consumer.  Claimed positions not yet taken (includes unpublished ones). */

@@ -571,13 +571,14 @@ static void softmq_ring_taken_skb(struct softmq_ring *ring, struct sk_buff *skb)
 }
 
 /*
- * Consumer: softmq_ring_take() where head's slot was empty (the ring is
- * empty, head's packet is in flight, or it spilled).  Out of line, and
- * tail-called, so that the per-packet path saves no registers for it.
+ * Consumer: softmq_ring_take() where head's slot was empty and the ring
+ * has spilled.  Out of line: an empty pop (per packet at low load) makes
+ * only the inline test, and the per-packet path saves no registers for
+ * this call.
  */
-static noinline struct sk_buff *softmq_ring_take_unslotted(struct softmq_ring *ring)
+static noinline struct sk_buff *softmq_ring_take_spilled(struct softmq_ring *ring)
 {
-	struct sk_buff *skb = softmq_ring_pop_unslotted(ring);
+	struct sk_buff *skb = softmq_ring_pop_spilled(ring);
 
 	if (skb)
 		softmq_ring_taken_skb(ring, skb);
@@ -594,7 +595,8 @@ static __always_inline struct sk_buff *softmq_ring_take(struct softmq_ring *ring
 	struct sk_buff *skb = softmq_ring_pop_slot(ring);
 
 	if (unlikely(!skb))
-		return softmq_ring_take_unslotted(ring);
+		return softmq_ring_unspilled(ring) ? NULL :
+		       softmq_ring_take_spilled(ring);
 	softmq_ring_taken_skb(ring, skb);
 	return skb;
 }
@@ -638,11 +640,11 @@ static void softmq_codel_taken(struct Qdisc *sch, struct softmq_ring *ring)
 				 U32_MAX);
 }
 
-/* softmq_codel_pop() where head's slot was empty; as for the take. */
-static noinline struct sk_buff *softmq_codel_pop_unslotted(struct softmq_ring *ring,
-							   struct Qdisc *sch)
+/* softmq_codel_pop() of a ring that has spilled; as for the take. */
+static noinline struct sk_buff *softmq_codel_pop_spilled(struct softmq_ring *ring,
+							 struct Qdisc *sch)
 {
-	struct sk_buff *skb = softmq_ring_take_unslotted(ring);
+	struct sk_buff *skb = softmq_ring_take_spilled(ring);
 
 	/* A NULL ends CoDel's state without a look at the backlog. */
 	if (skb)
@@ -656,7 +658,8 @@ static struct sk_buff *softmq_codel_pop(struct codel_vars *vars, void *ctx)
 	struct sk_buff *skb = softmq_ring_pop_slot(&flow->ring);
 
 	if (unlikely(!skb))
-		return softmq_codel_pop_unslotted(&flow->ring, ctx);
+		return softmq_ring_unspilled(&flow->ring) ? NULL :
+		       softmq_codel_pop_spilled(&flow->ring, ctx);
 	softmq_ring_taken_skb(&flow->ring, skb);
 	softmq_codel_taken(ctx, &flow->ring);
 	return skb;
