@@ -327,7 +327,7 @@ static inline enum softmq_push softmq_ring_push(struct softmq_ring *r,
 		softmq_ring_spill(r, item, pos);
 		return SOFTMQ_PUSH_SPILLED;
 	}
-	/* Publish: pairs with the acquire in softmq_ring_pop/peek. */
+	/* Publish: pairs with the acquire in softmq_ring_pop_slot/peek. */
 	smq_store_release(&r->slot[pos & r->mask], item);
 	return (t & SOFTMQ_RING_IDLE) ? SOFTMQ_PUSH_WOKE : SOFTMQ_PUSH_OK;
 }
@@ -467,10 +467,10 @@ static inline void *softmq_ring_peek(struct softmq_ring *r)
 
 /*
  * Consumer.  Takes head's item if its slot holds it; NULL if not (empty,
- * in flight, or spilled).  softmq_ring_pop() in parts, for a caller whose
- * per-packet path should not pay for the call a spilled ring needs (a
- * frame, saved registers): it tests softmq_ring_unspilled() inline and
- * tail-calls its own out-of-line code around softmq_ring_pop_spilled().
+ * in flight, or spilled).  The first part of softmq_ring_pop(), for a
+ * caller that keeps the spilled part, softmq_ring_pop_spilled() behind
+ * softmq_ring_unspilled(), out of its per-packet path: such a caller must
+ * make both tests after a NULL, or it strands spilled items.
  */
 static inline void *softmq_ring_pop_slot(struct softmq_ring *r)
 {

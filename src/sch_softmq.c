@@ -564,40 +564,36 @@ static void softmq_note_occupancy(struct softmq_sched_data *q,
 		WRITE_ONCE(q->ring_hiwat, n);
 }
 
-/* Consumer: @skb, just taken from @ring, off the ring's byte count. */
-static void softmq_ring_taken_skb(struct softmq_ring *ring, struct sk_buff *skb)
-{
-	softmq_ring_taken(ring, qdisc_pkt_len(skb));
-}
-
 /*
  * Consumer: softmq_ring_take() where head's slot was empty and the ring
- * has spilled.  Out of line: an empty pop (per packet at low load) makes
- * only the inline test, and the per-packet path saves no registers for
- * this call.
+ * has spilled.  Out of line, so that the per-packet path (a slot taken,
+ * or an empty pop: per packet at low load) saves no registers for a call
+ * it does not make.
  */
-static noinline struct sk_buff *softmq_ring_take_spilled(struct softmq_ring *ring)
+static noinline struct sk_buff *
+softmq_ring_take_spilled(struct softmq_ring *ring)
 {
 	struct sk_buff *skb = softmq_ring_pop_spilled(ring);
 
 	if (skb)
-		softmq_ring_taken_skb(ring, skb);
+		softmq_ring_taken(ring, qdisc_pkt_len(skb));
 	return skb;
 }
 
 /*
  * Consumer: the next packet of @ring, its bytes off the ring's count.
- * Once per packet: this and softmq_flow_dequeue() are always inlined (gcc
- * outlined one or the other when the spill made the pop longer).
+ * softmq_ring_pop() in its parts, the spilled one out of line.  Always
+ * inlined, as softmq_flow_dequeue() is: once per packet.
  */
-static __always_inline struct sk_buff *softmq_ring_take(struct softmq_ring *ring)
+static __always_inline struct sk_buff *
+softmq_ring_take(struct softmq_ring *ring)
 {
 	struct sk_buff *skb = softmq_ring_pop_slot(ring);
 
 	if (unlikely(!skb))
 		return softmq_ring_unspilled(ring) ? NULL :
 		       softmq_ring_take_spilled(ring);
-	softmq_ring_taken_skb(ring, skb);
+	softmq_ring_taken(ring, qdisc_pkt_len(skb));
 	return skb;
 }
 
@@ -625,13 +621,9 @@ static void softmq_queued_drop(struct Qdisc *sch, struct sk_buff *skb)
 	kfree_skb(skb);
 }
 
-/*
- * CoDel callbacks (include/net/codel_impl.h), consumer only; @ctx is the
- * qdisc.  A NULL from the ring (empty, or its head claimed by a producer
- * that has not published yet) ends CoDel's dropping state for the ring, as
- * an empty fq_codel flow does.
- */
-static void softmq_codel_taken(struct Qdisc *sch, struct softmq_ring *ring)
+/* What CoDel's next codel_should_drop() holds against @ring's backlog. */
+static void softmq_codel_set_backlog(struct Qdisc *sch,
+				     struct softmq_ring *ring)
 {
 	struct softmq_sched_data *q = qdisc_priv(sch);
 
@@ -641,17 +633,23 @@ static void softmq_codel_taken(struct Qdisc *sch, struct softmq_ring *ring)
 }
 
 /* softmq_codel_pop() of a ring that has spilled; as for the take. */
-static noinline struct sk_buff *softmq_codel_pop_spilled(struct softmq_ring *ring,
-							 struct Qdisc *sch)
+static noinline struct sk_buff *
+softmq_codel_pop_spilled(struct softmq_ring *ring, struct Qdisc *sch)
 {
 	struct sk_buff *skb = softmq_ring_take_spilled(ring);
 
 	/* A NULL ends CoDel's state without a look at the backlog. */
 	if (skb)
-		softmq_codel_taken(sch, ring);
+		softmq_codel_set_backlog(sch, ring);
 	return skb;
 }
 
+/*
+ * CoDel callbacks (include/net/codel_impl.h), consumer only; @ctx is the
+ * qdisc.  A NULL from the ring (empty, or its head claimed by a producer
+ * that has not published yet) ends CoDel's dropping state for the ring, as
+ * an empty fq_codel flow does.
+ */
 static struct sk_buff *softmq_codel_pop(struct codel_vars *vars, void *ctx)
 {
 	struct softmq_flow *flow = container_of(vars, struct softmq_flow, cvars);
@@ -660,8 +658,8 @@ static struct sk_buff *softmq_codel_pop(struct codel_vars *vars, void *ctx)
 	if (unlikely(!skb))
 		return softmq_ring_unspilled(&flow->ring) ? NULL :
 		       softmq_codel_pop_spilled(&flow->ring, ctx);
-	softmq_ring_taken_skb(&flow->ring, skb);
-	softmq_codel_taken(ctx, &flow->ring);
+	softmq_ring_taken(&flow->ring, qdisc_pkt_len(skb));
+	softmq_codel_set_backlog(ctx, &flow->ring);
 	return skb;
 }
 
