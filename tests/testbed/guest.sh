@@ -71,6 +71,13 @@ sleep 1
 # shellcheck disable=SC1091
 . "$softmq_results/guest.env" || { echo "SOFTMQ-GUEST-FAILED: no guest.env"; exit 1; }
 cd "$SOFTMQ_REPO" || exit 1
+# vm.sh --maxcpus: CPUs from SOFTMQ_SMP on go offline (nr_cpu_ids stays).
+cpu=${SOFTMQ_SMP:-0}
+while [ "$cpu" -lt "${SOFTMQ_MAXCPUS:-0}" ]; do
+	echo 0 > "/sys/devices/system/cpu/cpu$cpu/online" ||
+		{ echo "SOFTMQ-GUEST-FAILED: cpu$cpu would not go offline"; exit 1; }
+	cpu=$((cpu + 1))
+done
 echo "softmq-vm: $(uname -r), $(nproc) vCPUs, $(awk '/MemTotal/ {print int($2/1024)}' /proc/meminfo) MiB"
 echo "SOFTMQ-GUEST-READY"
 

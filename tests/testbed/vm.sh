@@ -5,6 +5,11 @@
 #   vm.sh [options] [SCRIPT...]
 #     --kernel LINE      kernel line (default 6.12): 6.1 6.12 7.2 7.2-rt
 #     --smp N            vCPUs (default 2)
+#     --maxcpus M        boot M vCPUs and take all but the first N (--smp)
+#                        offline before the scripts run: nr_cpu_ids is M,
+#                        as on a big host with N CPUs online (QEMU 7.2's
+#                        -smp N,maxcpus=M hotplug slots are not counted as
+#                        possible CPUs by these kernels)
 #     --mem MB           memory (default 2048)
 #     --timeout SEC      wall-clock limit of the whole run (default 3600)
 #     --boot-timeout SEC limit until the guest is ready (default 240)
@@ -40,12 +45,13 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 LINE=6.12 SMP=2 MEM=2048 TIMEOUT=3600 BOOT_TIMEOUT=240 SCRIPT_TIMEOUT=900
-RESULTS="" SHELL_MODE=0 APPEND="" PREPARE=1 RETRY=1 ICOUNT="" PLUGIN=()
+RESULTS="" SHELL_MODE=0 APPEND="" PREPARE=1 RETRY=1 ICOUNT="" PLUGIN=() MAXCPUS=""
 SCRIPTS=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kernel) LINE=$2; shift 2;;
 	--smp) SMP=$2; shift 2;;
+	--maxcpus) MAXCPUS=$2; shift 2;;
 	--mem) MEM=$2; shift 2;;
 	--timeout) TIMEOUT=$2; shift 2;;
 	--boot-timeout) BOOT_TIMEOUT=$2; shift 2;;
@@ -57,7 +63,7 @@ while [ $# -gt 0 ]; do
 	--no-retry) RETRY=0; shift;;
 	--icount) ICOUNT=$2; shift 2;;
 	--plugin) PLUGIN=(-plugin "$2"); shift 2;;
-	-h|--help) sed -n '3,32p' "$0" | sed 's/^# \{0,1\}//'; exit 0;;
+	-h|--help) sed -n '3,37p' "$0" | sed 's/^# \{0,1\}//'; exit 0;;
 	-*) die "unknown option $1 (--help)";;
 	*) SCRIPTS+=("$(realpath "$1")"); shift;;
 	esac
@@ -182,6 +188,7 @@ q() { printf '%q' "$1"; }
 	echo "export SOFTMQ_RESULTS_ROOT=$(q "$RESULTS")"
 	echo "export SOFTMQ_RESULTS=$(q "$RESULTS")"
 	echo "export SOFTMQ_SMP=$SMP"
+	echo "export SOFTMQ_MAXCPUS=${MAXCPUS:-$SMP}"
 	echo "export SOFTMQ_SCRIPT_TIMEOUT=$SCRIPT_TIMEOUT"
 	echo "export SOFTMQ_CACHE=$(q "$CACHE")"
 	echo "export SOFTMQ_VM_MODE=$([ $SHELL_MODE = 1 ] && echo shell || echo test)"
@@ -202,7 +209,7 @@ CMDLINE="$CMDLINE softmq_moddir=$KMODDIR softmq_abi=$ABI ${BOOT_ARGS:-} $APPEND"
 
 ACCEL=(-accel tcg,thread=multi)
 [ -n "$ICOUNT" ] && ACCEL=(-accel tcg,thread=single -icount "shift=$ICOUNT,sleep=off")
-QEMU=(qemu-system-x86_64 "${ACCEL[@]}" ${PLUGIN[@]+"${PLUGIN[@]}"} -cpu max -smp "$SMP" -m "$MEM"
+QEMU=(qemu-system-x86_64 "${ACCEL[@]}" ${PLUGIN[@]+"${PLUGIN[@]}"} -cpu max -smp "${MAXCPUS:-$SMP}" -m "$MEM"
 	-nodefaults -no-reboot -display none -net none
 	-kernel "$VMLINUZ" -initrd "$INITRD" -append "$CMDLINE"
 	-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
