@@ -44,7 +44,9 @@
 #                        unmeasured: slow start, the queue filling)
 #   BENCH_LAT_RATE=20mbit  the tbf bottleneck's rate, BENCH_LAT_BURST=64k its burst
 #   BENCH_LAT_VARIANTS="pfifo_fast fq_codel softmq softmq-nocodel fq_codel-ecn softmq-ecn"
-#   BENCH_SLOW_PPS=5000  MODE=sharing: the slowdev's rate (the "slow" load)
+#   BENCH_SLOW_PPS=N     the slowdev's rate (the "slow" load): MODE=sharing
+#                        5000, MODE=profile 100000 (BENCH_SLOW_COUNT=2000
+#                        packets per run there)
 #   BENCH_QDISCS="..."   only these qdiscs of each load (bench/guest.sh --qdiscs:
 #                        noqueue pfifo_fast fq_codel fq softmq-flow softmq-cpu
 #                        mq-pfifo_fast mq-softmq, tbf-...)
@@ -95,7 +97,7 @@ elif [ "$MODE" = sharing ]; then
 elif [ "$MODE" = profile ]; then
 	# One deterministic round: the same counts as icount, per function.
 	d_counts="10000 5000 1000" d_rounds=1 d_vcpus=1
-	d_loads="tbf-dummy"
+	d_loads="tbf-dummy slow"
 elif [ "$MODE" = icount ]; then
 	# Deterministic: few rounds suffice, they show the run-to-run spread.
 	d_counts="10000 5000 1000" d_rounds=3 d_vcpus=1
@@ -132,6 +134,19 @@ LAT_RATE=${BENCH_LAT_RATE:-20mbit}
 LAT_BURST=${BENCH_LAT_BURST:-64k}
 LAT_VARIANTS=${BENCH_LAT_VARIANTS:-"pfifo_fast fq_codel softmq softmq-nocodel fq_codel-ecn softmq-ecn"}
 OUTDIR=${BENCH_OUT:-$REPO/bench/results}
+# The slow load: MODE=sharing, a device far slower than the senders (a
+# standing backlog, drops); MODE=profile, the queued path with the qdisc as
+# the NOLOCK root (bench/guest.sh --slow-drain): one vCPU sends and runs the
+# device's timer, so the backlog grows through the run (BENCH_SLOW_COUNT
+# packets per run) and drains after it, deeper than a ring's slots where
+# one ring takes them all (key cpu: the report gives the share spilled).
+if [ "$MODE" = profile ]; then
+	SLOW_PPS=${BENCH_SLOW_PPS:-100000}
+else
+	SLOW_PPS=${BENCH_SLOW_PPS:-5000}
+fi
+C_SLOW=${BENCH_SLOW_COUNT:-2000}
+ICOUNT_BOOT_ARGS="clocksource=tsc tsc=reliable"
 DATE=$(date +%Y-%m-%d)
 RUNID=$(date +%Y%m%d-%H%M%S)
 WORK=$REPO/build/bench/$RUNID
@@ -144,7 +159,7 @@ cmdline="make bench"
 [ "$HOST" = 1 ] && cmdline="$cmdline HOST=1"
 [ "$QUICK" = 1 ] && cmdline="$cmdline BENCH_QUICK=1"
 [ "$SELFTEST" = 1 ] && cmdline="$cmdline SELFTEST=1"
-for v in BENCH_QDISCS BENCH_REV BENCH_SLOW_PPS BENCH_VCPUS BENCH_COUNTS BENCH_ROUNDS BENCH_FLOWS BENCH_LOADS BENCH_SOFTMQ_OPTS BENCH_KO \
+for v in BENCH_QDISCS BENCH_REV BENCH_SLOW_PPS BENCH_SLOW_COUNT BENCH_VCPUS BENCH_COUNTS BENCH_ROUNDS BENCH_FLOWS BENCH_LOADS BENCH_SOFTMQ_OPTS BENCH_KO \
 	BENCH_LAT_SECS BENCH_LAT_OMIT BENCH_LAT_RATE BENCH_LAT_BURST BENCH_LAT_VARIANTS; do
 	[ -n "${!v:-}" ] && cmdline="$cmdline $v=\"${!v}\""
 done
@@ -389,8 +404,13 @@ vm_mode() {
 
 	accel="multi-threaded"
 	if [ "$MODE" = icount ] || [ "$MODE" = profile ]; then
-		icount_arg=(--icount 0)
-		accel="single-threaded, -icount shift=0,sleep=off"
+		# 16 possible CPUs (one present): nr_cpu_ids is 16, so key cpu
+		# has its rings and the limit counters their many-CPU batch, as
+		# on a real host; and the tsc clocksource throughout: the one
+		# the boot picks can be replaced mid-run under -icount, which
+		# moves every packet's cost (the clock reads) between rounds.
+		icount_arg=(--icount 0 --maxcpus 16 --append "$ICOUNT_BOOT_ARGS")
+		accel="single-threaded, -icount shift=0,sleep=off, -smp 1,maxcpus=16, $ICOUNT_BOOT_ARGS"
 	fi
 	if [ "$MODE" = profile ]; then
 		gcc -O2 -Wall -shared -fPIC -o "$WORK/insn-profile.so" "$BENCH_DIR/insn-profile.c" ||
@@ -431,7 +451,7 @@ EOF
 				cp "$WORK/mark/res/profile-mark/mark" "$markf"
 			fi
 			mark=$(cat "$markf")
-			icount_arg=(--icount 0 --append nokaslr)
+			icount_arg=(--icount 0 --maxcpus 16 --append "nokaslr $ICOUNT_BOOT_ARGS")
 			[ "$MODE" = sharing ] && icount_arg=(--append nokaslr)
 		fi
 		for v in $VCPUS; do
@@ -457,8 +477,9 @@ exec $BENCH_DIR/guest.sh --ko "${LINE_KO:-\$SOFTMQ_KO}" --tc-lib "\$TC_LIB_DIR" 
 	--count-dummy $C_DUMMY --count-veth $C_VETH --count-udp $C_UDP \
 	--rounds $ROUNDS --flows "$FLOWS" --loads "$LOADS" \\
 	--softmq-opts "${BENCH_SOFTMQ_OPTS:-}" \\
-	--tag $line-${v}v$([ "$MODE" = profile ] && echo " --profile")$([ "$MODE" = sharing ] &&
-		echo " --profile --flow-split --xps --slowdev \"\$SOFTMQ_TEST_MODULES/slowdev/slowdev.ko\" --slow-pps ${BENCH_SLOW_PPS:-5000}")
+	--tag $line-${v}v$([ "$MODE" = profile ] &&
+		echo " --profile --slowdev \"\$SOFTMQ_TEST_MODULES/slowdev/slowdev.ko\" --slow-pps $SLOW_PPS --slow-drain --count-slow $C_SLOW")$([ "$MODE" = sharing ] &&
+		echo " --profile --flow-split --xps --slowdev \"\$SOFTMQ_TEST_MODULES/slowdev/slowdev.ko\" --slow-pps $SLOW_PPS")
 EOF
 			fi
 			chmod +x "$script"

@@ -10,6 +10,7 @@
 #            [--tc-lib DIR] [--mq-queues 4] [--cpus N] [--tag TEXT]
 #            [--softmq-opts "depth 256"] [--profile] [--netns NAME]
 #            [--flow-split] [--xps] [--slowdev KO] [--slow-pps N]
+#            [--slow-drain] [--count-slow N]
 #            [--qdiscs "softmq-flow softmq-cpu"]
 #
 # --softmq-opts: extra tc options for every softmq added by tc (not the mq
@@ -26,6 +27,15 @@
 # multi-queue NIC's driver does, instead of hashing flows onto queues.
 # --slowdev KO: the test bed's slow device (tests/modules/slowdev), for the
 # "slow" load; --slow-pps its rate per TX queue (default 5000).
+# --slow-drain: the slow load as a measure of the queued path with the qdisc
+# as the NOLOCK root (MODE=profile): bfifo as the floor and softmq's nocodel
+# variants among its qdiscs, a one-packet device FIFO (the qdisc holds the
+# backlog: every packet queued), a txqueuelen no qdisc's backlog reaches,
+# and after each pktgen run a wait until the device has sent everything
+# queued, inside the profile's window, so that every packet's dequeue is
+# counted; --count-slow its packets per run (default --count-dummy).  Under
+# -icount pacing the senders would not help: a spinning sender's wait is
+# instructions too, taken from the device's timer on the one vCPU.
 # --qdiscs LIST: only these of each load's qdiscs (names as in qdiscs_for:
 # noqueue pfifo_fast fq_codel fq softmq-flow softmq-cpu mq-pfifo_fast ...).
 # --cpus N: senders (kpktgend threads / UDP senders) on CPUs 0..N-1
@@ -75,7 +85,7 @@ KO="" OUT="" ROUNDS=5 FLOWS="1 16 1024" TAG="" CPUS="" PROFILE=0 NMARK=0 NETNS="
 ARGS=("$@")
 CNT_DUMMY=50000 CNT_VETH=20000 CNT_UDP=3000
 LOADS="dummy veth udp mq-dummy mq-veth" UDPSEND="" TCLIB="" MQQ=4 SMQ_OPTS=""
-FLOW_SPLIT=0 XPS=0 SLOWDEV_KO="" SLOW_PPS=5000 ONLY_QDISCS=""
+FLOW_SPLIT=0 XPS=0 SLOWDEV_KO="" SLOW_PPS=5000 SLOW_DRAIN=0 CNT_SLOW="" ONLY_QDISCS=""
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--ko) KO=$2; shift 2;;
@@ -98,6 +108,8 @@ while [ $# -gt 0 ]; do
 	--xps) XPS=1; shift;;
 	--slowdev) SLOWDEV_KO=$2; shift 2;;
 	--slow-pps) SLOW_PPS=$2; shift 2;;
+	--slow-drain) SLOW_DRAIN=1; shift;;
+	--count-slow) CNT_SLOW=$2; shift 2;;
 	--qdiscs) ONLY_QDISCS=$2; shift 2;;
 	*) echo "guest.sh: unknown argument $1" >&2; exit 2;;
 	esac
@@ -218,9 +230,11 @@ for l in $LOADS; do
 			LOADED_SD=1
 		fi
 		echo "$SLOW_PPS" > /sys/module/slowdev/parameters/rate_pps
+		# --slow-drain: a one-packet device FIFO, so the qdisc holds the backlog
+		echo $([ $SLOW_DRAIN = 1 ] && echo 1 || echo 8) > /sys/module/slowdev/parameters/fifo_len
 		ip link del sd0 2>/dev/null
 		ip link add sd0 type slowdev || fail "slowdev sd0"
-		ip link set sd0 txqueuelen 1000 up || fail "up sd0";;
+		ip link set sd0 txqueuelen $([ $SLOW_DRAIN = 1 ] && echo 20000 || echo 1000) up || fail "up sd0";;
 	*) fail "unknown load $l";;
 	esac
 done
@@ -239,7 +253,9 @@ qdiscs_for() {   # LOAD -> QDISCS (global)
 	case $1 in
 	mq-*) QDISCS="noqueue mq-pfifo_fast mq-softmq";;
 	slow) QDISCS="pfifo_fast fq_codel fq softmq-flow"
-	   [ $HAVE_OPTS = 1 ] && QDISCS="$QDISCS softmq-cpu";;
+	   [ $HAVE_OPTS = 1 ] && QDISCS="$QDISCS softmq-cpu"
+	   [ $SLOW_DRAIN = 1 ] && QDISCS="bfifo $QDISCS" &&
+		[ $HAVE_OPTS = 1 ] && QDISCS="$QDISCS softmq-flow-nocodel softmq-cpu-nocodel";;
 	tbf-*) QDISCS="tbf-bfifo tbf-pfifo_fast tbf-fq_codel tbf-fq tbf-softmq-flow"
 	   # the AQM's own cost: the same with CoDel off (an older module
 	   # refuses nocodel: set_qdisc fails and the cell says so)
@@ -260,6 +276,7 @@ set_qdisc() {   # DEV QDISC
 	local dev=$1 q=$2 add=""
 	case $q in
 	noqueue) ;;
+	bfifo) add="qdisc add dev $dev root bfifo";;
 	pfifo_fast) add="qdisc add dev $dev root pfifo_fast";;
 	fq_codel) add="qdisc add dev $dev root fq_codel";;
 	fq) add="qdisc add dev $dev root fq";;
@@ -267,6 +284,8 @@ set_qdisc() {   # DEV QDISC
 		if [ $HAVE_OPTS = 1 ]; then add="qdisc add dev $dev root softmq key flow $SMQ_OPTS"
 		else add="qdisc add dev $dev root softmq"; fi;;
 	softmq-cpu) add="qdisc add dev $dev root softmq key cpu $SMQ_OPTS";;
+	softmq-flow-nocodel|softmq-cpu-nocodel) q=${q#softmq-}
+		add="qdisc add dev $dev root softmq key ${q%-nocodel} nocodel $SMQ_OPTS";;
 	mq-pfifo_fast|mq-softmq)
 		set_default_qdisc "${q#mq-}"
 		add="qdisc add dev $dev root handle 1: mq";;
@@ -414,11 +433,27 @@ env_record() {
 		k=${kv%%=*} v=${kv#*=}
 		json_str "$v"; o="$o,\"$k\":$JS"
 	done
+	o="$o,\"possible_cpus\":$(( $(cut -d- -f2 /sys/devices/system/cpu/possible) + 1 ))"
 	o="$o,\"online_cpus\":$(nproc),\"vcpus\":$NCPU,\"rounds\":$ROUNDS,\"mq_queues\":$MQQ"
 	o="$o,\"flow_split\":$FLOW_SPLIT,\"xps\":$XPS,\"slow_pps\":$SLOW_PPS"
 	o="$o,\"count_per_thread\":{\"dummy\":$CNT_DUMMY,\"veth\":$CNT_VETH,\"udp\":$CNT_UDP}"
 	o="$o,\"tc_options\":$([ $HAVE_OPTS = 1 ] && echo true || echo false)}"
 	echo "$o" >> "$OUT"
+}
+
+# The clocksource now: it may change mid-boot (the tsc found unstable), and
+# with it every packet's cost where the qdisc reads the clock.
+clocksource_now() {
+	read -r CS < /sys/devices/system/clocksource/clocksource0/current_clocksource || CS=unknown
+}
+
+# --slow-drain: wait until the slowdev has sent a run's packets.  A fixed
+# sleep, not a poll of tc: a dump would run the qdisc's dump code inside
+# the profile's window.  Under -icount sleep=off an idle vCPU skips ahead
+# in guest time, so the wait costs little wall time.
+drain_wait() {   # LOAD PACKETS_PER_THREAD
+	[ "$1" = slow ] && [ $SLOW_DRAIN = 1 ] || return 0
+	sleep "$(awk -v n="$2" -v c="$NCPU" -v r="$SLOW_PPS" 'BEGIN { printf "%.3f", n * c / r + 0.05 }')"
 }
 
 warm_count() { # FLOWS COUNT -> W: enough packets per thread to touch every flow
@@ -438,13 +473,16 @@ bench_pktgen() {   # LOAD DEV DSTMAC COUNT
 				set_qdisc "$dev" "$q"
 				pg_count "$dev" "$W"
 				pg_run "$dev"
+				drain_wait "$load" "$W"
 				pg_count "$dev" "$count"
 				profile_mark
 				pg_run "$dev"
+				drain_wait "$load" "$count"
 				profile_mark
 				qdisc_check "$dev" "$q"
+				clocksource_now
 				json_str "$Q_DESC"
-				emit "{\"type\":\"run\",\"load\":\"$load\",\"dev\":\"$dev\",\"qdisc\":\"$q\",\"flows\":$flows,\"round\":$r,\"vcpus\":$NCPU,\"profile_phase\":$((NMARK - 1)),\"pkts\":$R_PK,\"errors\":$R_ER,\"elapsed_us\":$R_MAX,\"cpu_us\":$R_SUM,\"qdisc_drops\":$Q_DROPS,\"qstats\":$Q_X,\"threads\":[$R_PER],\"qdisc_desc\":$JS,\"wall_s\":$(( (${EPOCHREALTIME/./} - ${t0/./}) / 1000 ))e-3}"
+				emit "{\"type\":\"run\",\"load\":\"$load\",\"clocksource\":\"$CS\",\"dev\":\"$dev\",\"qdisc\":\"$q\",\"flows\":$flows,\"round\":$r,\"vcpus\":$NCPU,\"profile_phase\":$((NMARK - 1)),\"pkts\":$R_PK,\"errors\":$R_ER,\"elapsed_us\":$R_MAX,\"cpu_us\":$R_SUM,\"qdisc_drops\":$Q_DROPS,\"qstats\":$Q_X,\"threads\":[$R_PER],\"qdisc_desc\":$JS,\"wall_s\":$(( (${EPOCHREALTIME/./} - ${t0/./}) / 1000 ))e-3}"
 				say "$load $q flows=$flows round=$r: $R_PK pkts in ${R_MAX}us, errors $R_ER"
 			done
 		done
@@ -483,7 +521,7 @@ for l in $LOADS; do
 	mq-dummy) bench_pktgen mq-dummy bdm0 "" "$CNT_DUMMY";;
 	mq-veth) bench_pktgen mq-veth bvm0 "$(peer_mac bvm1)" "$CNT_VETH";;
 	tbf-dummy) bench_pktgen tbf-dummy bt0 "" "$CNT_DUMMY";;
-	slow) bench_pktgen slow sd0 "" "$CNT_DUMMY";;
+	slow) bench_pktgen slow sd0 "" "${CNT_SLOW:-$CNT_DUMMY}";;
 	udp) bench_udp "$CNT_UDP";;
 	esac
 done

@@ -20,13 +20,14 @@ import statistics
 import subprocess
 import sys
 
-QDISC_ORDER = ["noqueue", "pfifo_fast", "fq_codel", "fq", "softmq-flow", "softmq-cpu",
-               "mq-pfifo_fast", "mq-softmq", "tbf-bfifo", "tbf-pfifo_fast",
+QDISC_ORDER = ["noqueue", "bfifo", "pfifo_fast", "fq_codel", "fq", "softmq-flow", "softmq-cpu",
+               "softmq-flow-nocodel", "softmq-cpu-nocodel", "mq-pfifo_fast", "mq-softmq", "tbf-bfifo", "tbf-pfifo_fast",
                "tbf-fq_codel", "tbf-fq", "tbf-softmq-flow", "tbf-softmq-cpu",
                "tbf-softmq-flow-nocodel", "tbf-softmq-cpu-nocodel"]
 QDISC_LABEL = {
     "noqueue": "noqueue", "pfifo_fast": "pfifo_fast", "fq_codel": "fq_codel", "fq": "fq",
-    "softmq-flow": "softmq key flow", "softmq-cpu": "softmq key cpu",
+    "bfifo": "bfifo", "softmq-flow": "softmq key flow", "softmq-cpu": "softmq key cpu",
+    "softmq-flow-nocodel": "softmq key flow nocodel", "softmq-cpu-nocodel": "softmq key cpu nocodel",
     "mq-pfifo_fast": "mq + pfifo_fast", "mq-softmq": "mq + softmq",
     "tbf-bfifo": "tbf (bfifo)", "tbf-pfifo_fast": "tbf / pfifo_fast",
     "tbf-fq_codel": "tbf / fq_codel", "tbf-fq": "tbf / fq", "tbf-softmq-flow": "tbf / softmq key flow",

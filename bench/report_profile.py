@@ -10,9 +10,12 @@ names the plugin dump of its measured pktgen run, profile_phase), that
 boot's /proc/kallsyms (kernel and module symbols, nokaslr) and the dumps
 phase-NNNN.txt ("vaddr instructions" per translation block).  A block is
 charged to the function whose symbol is at or below its start.  Writes
-PREFIX.json and PREFIX.md: per flow count, the functions where any qdisc
-spends at least 2 instructions per packet more than tbf's bfifo (what the
-qdisc adds, function by function), and every softmq function.
+PREFIX.json and PREFIX.md: per load and flow count, the functions where any
+qdisc spends at least 2 instructions per packet more than the load's floor
+(tbf's bfifo under tbf, a root bfifo on the slow device: what the qdisc
+adds, function by function), every softmq function, and the totals with
+and without the flow hash (the flow dissector and siphash: what pktgen's
+hashless skbs make a per-flow qdisc pay, and a connected socket does not).
 """
 import bisect
 import json
@@ -23,8 +26,36 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from report import QDISC_ORDER, QDISC_LABEL, md_header, report_args, write_report  # noqa: E402
 
-BASE = "tbf-bfifo"
+BASES = {"tbf-dummy": "tbf-bfifo", "slow": "bfifo"}
 MIN_DELTA = 2.0
+# The flow hash of a hashless skb (skb_get_hash()), by function.
+HASH_FUNCTIONS = ("__skb_flow_dissect", "__flow_hash_from_keys", "__skb_flow_get_ports",
+                  "__skb_get_hash", "__skb_get_hash_net", "__siphash_unaligned",
+                  "__siphash_aligned", "skb_flow_dissect")
+
+
+def is_hash(fn):
+    return fn.split(" ")[0] in HASH_FUNCTIONS
+
+
+# The qdisc's own code: its module's functions, or a built-in qdisc's named
+# ones (what the compiler inlined into them counts with them), and for
+# softmq the library's bit scans, which nothing else on this path calls.
+def own_function(qdisc, fn):
+    q = qdisc.removeprefix("tbf-")
+    name = fn.split(" ")[0]
+    if q == "bfifo":
+        return name in ("bfifo_enqueue", "qdisc_dequeue_head", "qdisc_peek_head")
+    if q == "pfifo_fast":
+        return name.startswith("pfifo_fast_")
+    if q == "fq_codel":
+        return name.startswith(("fq_codel_", "__fq_codel_", "codel_"))
+    if q == "fq":
+        return fn.endswith("[sch_fq]")
+    if q.startswith("softmq"):
+        return fn.endswith("[sch_softmq]") or name in (
+            "_find_next_bit", "_find_next_andnot_bit", "_find_first_bit")
+    return False
 
 
 def load_symbols(path):
@@ -54,7 +85,7 @@ def phase_functions(path, addrs, names):
 
 def main():
     a, meta = report_args("dirs")
-    cells, envs = {}, []   # (load, flows, qdisc) -> {function: instructions/packet}
+    cells, drops, paths, envs = {}, {}, {}, []   # (load, flows, qdisc) -> {function: instructions/packet}
     for d in a.dirs:
         addrs, names = load_symbols(os.path.join(d, "kallsyms"))
         for line in open(os.path.join(d, "runs.jsonl")):
@@ -68,23 +99,44 @@ def main():
             fns = phase_functions(ph, addrs, names)
             cells[(r["load"], r["flows"], r["qdisc"])] = {
                 k: v / r["pkts"] for k, v in fns.items()}
+            drops[(r["load"], r["flows"], r["qdisc"])] = r.get("qdisc_drops", 0) / r["pkts"]
+            qs = r.get("qstats") if isinstance(r.get("qstats"), dict) else {}
+            if "bypassed" in qs and qs.get("sent"):
+                paths[(r["load"], r["flows"], r["qdisc"])] = (
+                    qs["bypassed"] / qs["sent"], qs.get("spilled", 0) / qs["sent"])
     if not cells:
         sys.exit("report_profile: no profiled runs")
     kernel = meta.get("kernel", "?")
     md = md_header(meta, envs, kernel, [1],
                    f"softmq bench, instructions per packet per function: {kernel}, "
                    "TCG -icount shift=0, 1 vCPU")
-    md += ["Each measured pktgen run (root tbf 100gbit, the qdisc as its child: every "
-           "packet enqueued and dequeued) is counted by a QEMU TCG plugin "
+    md += ["Each measured pktgen run is counted by a QEMU TCG plugin "
            "(bench/insn-profile.c) per translation block, blocks charged to the "
-           "function they start in (inlined helpers count in their caller). Values: "
-           "instructions per packet sent. `Δ` rows: minus tbf's own bfifo on the "
-           "same load, so what each qdisc adds, function by function "
-           f"(functions where some qdisc adds ≥ {MIN_DELTA:.0f}).", ""]
+           "function they start in (inlined helpers count in their caller). Loads: "
+           "`tbf-dummy`, a root tbf 100gbit with the qdisc as its child (locked: a "
+           "classful parent clears NOLOCK; every packet enqueued and dequeued); "
+           "`slow`, the qdisc as the root of a slowdev slower than the sender "
+           "(NOLOCK where the qdisc is: its own enqueue and dequeue path, the "
+           "window held open until the device has sent every packet). Values: "
+           "instructions per packet handed to the device's queue. `(+n)`: minus the "
+           "load's floor (tbf's bfifo; bfifo as the root), so what each qdisc adds, "
+           "function by function "
+           f"(functions where some qdisc adds ≥ {MIN_DELTA:.0f}). "
+           "\"without the flow hash\": the same total less "
+           + ", ".join(f"`{f}`" for f in HASH_FUNCTIONS[:6]) + ". "
+           "\"The qdisc's own functions\": its module's functions, or a built-in "
+           "qdisc's (`pfifo_fast_*`, `fq_codel_*`, `bfifo_enqueue`, "
+           "`qdisc_dequeue_head`), with softmq the library bit scans it calls; "
+           "without the flow hash and the core's path around the qdisc. On the "
+           "slow load the device's rate sets the window's length, and under "
+           "-icount time is instructions, so the sender spends whatever the "
+           "qdisc saves waiting (in pktgen): there, compare the qdiscs' own "
+           "functions, not the totals.", ""]
     out = {"meta": meta, "cells": []}
     for (load, flows) in sorted({(k[0], k[1]) for k in cells}):
         qds = [q for q in QDISC_ORDER if (load, flows, q) in cells]
-        base = cells.get((load, flows, BASE), {})
+        bq = BASES.get(load, "")
+        base = cells.get((load, flows, bq), {})
         fns = set()
         for q in qds:
             c = cells[(load, flows, q)]
@@ -100,17 +152,36 @@ def main():
             for q in qds:
                 v = cells[(load, flows, q)].get(f, 0)
                 d = v - base.get(f, 0)
-                vals.append(f"{v:.0f}" if q == BASE or abs(d) < 0.5 else f"{v:.0f} ({d:+.0f})")
+                vals.append(f"{v:.0f}" if q == bq or abs(d) < 0.5 else f"{v:.0f} ({d:+.0f})")
             md.append(f"| `{f}` | " + " | ".join(vals) + " |")
         tot = [sum(cells[(load, flows, q)].values()) for q in qds]
         btot = sum(base.values())
         md.append("| **all kernel code** | " + " | ".join(
-            f"**{t:.0f}**" + ("" if q == BASE else f" ({t - btot:+.0f})")
+            f"**{t:.0f}**" + ("" if q == bq else f" ({t - btot:+.0f})")
             for q, t in zip(qds, tot)) + " |")
+        nh = [sum(v for f, v in cells[(load, flows, q)].items() if not is_hash(f)) for q in qds]
+        bnh = sum(v for f, v in base.items() if not is_hash(f))
+        md.append("| without the flow hash | " + " | ".join(
+            f"{t:.0f}" + ("" if q == bq else f" ({t - bnh:+.0f})")
+            for q, t in zip(qds, nh)) + " |")
+        md.append("| the qdisc's own functions | " + " | ".join(
+            f"{sum(v for f, v in cells[(load, flows, q)].items() if own_function(q, f)):.0f}"
+            for q in qds) + " |")
+        if any((load, flows, q) in paths for q in qds):
+            md.append("| softmq: bypassed / spilled, of sent | " + " | ".join(
+                "%.0f %% / %.0f %%" % tuple(100 * x for x in paths[(load, flows, q)])
+                if (load, flows, q) in paths else "" for q in qds) + " |")
+        md.append("| qdisc drops (warm-up run included) | " + " | ".join(
+            f"{100 * drops[(load, flows, q)]:.1f} %" for q in qds) + " |")
         md.append("")
         for q in qds:
             out["cells"].append({"load": load, "flows": flows, "qdisc": q,
                                  "total": sum(cells[(load, flows, q)].values()),
+                                 "total_no_hash": sum(v for f, v in cells[(load, flows, q)].items()
+                                                      if not is_hash(f)),
+                                 "drops_per_pkt": round(drops[(load, flows, q)], 4),
+                                 "own": round(sum(v for f, v in cells[(load, flows, q)].items()
+                                                  if own_function(q, f)), 1),
                                  "functions": {f: round(v, 2) for f, v in
                                                cells[(load, flows, q)].items() if v >= 0.5}})
     write_report(a.out_prefix, out, md)
