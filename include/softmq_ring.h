@@ -85,6 +85,7 @@
 #define smq_mb()			smp_mb()
 #define smq_find_next_bit(map, n, from)	find_next_bit(map, n, from)
 #define smq_find_next_bit_wrap(map, n, from) find_next_bit_wrap(map, n, from)
+#define smq_ffs(w)			__ffs(w)
 /* The spill stack: llist_add()/llist_del_all() on our own node type. */
 #define smq_ptr_try_cmpxchg(p, oldp, new) try_cmpxchg(p, oldp, new)
 #define smq_ptr_xchg(p, v)		xchg(p, v)
@@ -168,6 +169,8 @@ static inline unsigned long smq_find_next_bit(const unsigned long *map,
 	}
 	return n;
 }
+
+#define smq_ffs(w)			((unsigned long)__builtin_ctzl(w))
 
 /* find_next_bit_wrap(): from @from to @n, then from 0 up to @from. */
 static inline unsigned long smq_find_next_bit_wrap(const unsigned long *map,
@@ -551,12 +554,31 @@ static inline void softmq_active_set(unsigned long *map, unsigned int idx)
 	smq_set_bit(idx, map);
 }
 
-/* Consumer.  First marked ring at or after @from, or @n if none. */
+/* The bits of a one-word bitmap of @n (1..BITS_PER_LONG) bits. */
+static inline unsigned long softmq_active_word(const unsigned long *map,
+					       unsigned long n)
+{
+	return smq_read_once(map[0]) & (~0UL >> (BITS_PER_LONG - n));
+}
+
+/*
+ * Consumer.  First marked ring at or after @from, or @n if none.  A bitmap
+ * of one word (key cpu on up to BITS_PER_LONG CPUs, small flow tables) is
+ * scanned inline: the library's scan is a call per look, and the consumer
+ * looks on every dequeue.
+ */
 static inline unsigned long softmq_active_next(const unsigned long *map,
 					       unsigned long n,
 					       unsigned long from)
 {
-	return smq_find_next_bit(map, n, from);
+	unsigned long w;
+
+	if (n > BITS_PER_LONG)
+		return smq_find_next_bit(map, n, from);
+	if (from >= n)
+		return n;
+	w = softmq_active_word(map, n) & (~0UL << from);
+	return w ? smq_ffs(w) : n;
 }
 
 /*
@@ -569,7 +591,15 @@ static inline unsigned long softmq_active_next_wrap(const unsigned long *map,
 						    unsigned long n,
 						    unsigned long from)
 {
-	return smq_find_next_bit_wrap(map, n, from);
+	unsigned long w, after;
+
+	if (n > BITS_PER_LONG)
+		return smq_find_next_bit_wrap(map, n, from);
+	w = softmq_active_word(map, n);
+	if (!w)
+		return n;
+	after = from < n ? w & (~0UL << from) : 0;
+	return smq_ffs(after ? after : w);
 }
 
 /*

@@ -700,6 +700,23 @@ softmq_flow_dequeue(struct Qdisc *sch, struct softmq_ring *ring)
 }
 
 /*
+ * Consumer: the first marked ring of @band it has not met since the ring
+ * woke (a new flow), or nr_rings.  One word inline, as softmq_active_next().
+ */
+static unsigned long softmq_band_first_new(const struct softmq_table *t,
+					   unsigned int band)
+{
+	unsigned long n = t->nr_rings;
+	unsigned long w;
+
+	if (n > BITS_PER_LONG)
+		return find_next_andnot_bit(t->active[band], t->known[band],
+					    n, 0);
+	w = softmq_active_word(t->active[band], n) & ~t->known[band][0];
+	return w ? __ffs(w) : n;
+}
+
+/*
  * Sparse flows first.  A marked ring the consumer has not met since it woke
  * (marked, not known) is a new flow: it is served before the band's
  * backlogged rings for one quantum, as fq_codel serves its new_flows list,
@@ -724,7 +741,7 @@ static struct sk_buff *softmq_band_dequeue_new(struct Qdisc *sch,
 	for (;;) {
 		idx = t->new_idx[band];
 		if (idx >= n) {
-			idx = find_next_andnot_bit(active, known, n, 0);
+			idx = softmq_band_first_new(t, band);
 			if (idx >= n)
 				return NULL;
 			__set_bit(idx, known);
@@ -936,6 +953,7 @@ static struct sk_buff *softmq_dequeue_tables(struct Qdisc *sch, bool *busy)
 {
 	struct softmq_sched_data *q = qdisc_priv(sch);
 	struct softmq_table *old = q->draining;
+	struct softmq_table *t;
 	struct sk_buff *skb;
 
 	if (unlikely(old)) {
@@ -956,7 +974,15 @@ static struct sk_buff *softmq_dequeue_tables(struct Qdisc *sch, bool *busy)
 		q->draining = NULL;
 		q->spent = old;
 	}
-	return softmq_table_dequeue(sch, softmq_table_locked(sch), busy);
+	t = softmq_table_locked(sch);
+	/*
+	 * No band hinted: every band would be skipped (softmq_band_maybe()).
+	 * The empty dequeue that ends each burst, per packet at low load,
+	 * stops at this load.
+	 */
+	if (!READ_ONCE(t->band_hints))
+		return NULL;
+	return softmq_table_dequeue(sch, t, busy);
 }
 
 /*

@@ -655,8 +655,12 @@ static void t_active_random(void **state)
 		for (i = 0; i < n; i++)
 			if (density && lcg() % (density * 8) == 0)
 				softmq_active_set(map, i);
-		if (round % 3 == 0)	/* junk past n */
+		if (round % 3 == 0) {	/* junk past n, in n's last word too */
 			map[4] |= ~0UL << 1;
+			if (n % BITS_PER_LONG)
+				map[(n - 1) / BITS_PER_LONG] |=
+					~0UL << (n % BITS_PER_LONG);
+		}
 		for (from = 0; from <= n; from++) {
 			unsigned long want = naive_next(map, n, from);
 

@@ -20,6 +20,12 @@ static inline void clear_bit(long nr, volatile unsigned long *addr)
 	kshim_event(KSHIM_CLEAR_BIT, (const void *)addr);
 }
 
+/* The index of the lowest set bit of @w, which is not zero. */
+static inline unsigned long __ffs(unsigned long w)
+{
+	return (unsigned long)__builtin_ctzl(w);
+}
+
 static inline bool test_bit(long nr, const volatile unsigned long *addr)
 {
 	return (__atomic_load_n((const unsigned long *)&addr[nr / BITS_PER_LONG],
