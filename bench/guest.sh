@@ -261,7 +261,10 @@ qdiscs_for() {   # LOAD -> QDISCS (global)
 	   # refuses nocodel: set_qdisc fails and the cell says so)
 	   [ $HAVE_OPTS = 1 ] && QDISCS="$QDISCS tbf-softmq-cpu tbf-softmq-flow-nocodel tbf-softmq-cpu-nocodel";;
 	*) QDISCS="noqueue pfifo_fast fq_codel fq softmq-flow"
-	   [ $HAVE_OPTS = 1 ] && QDISCS="$QDISCS softmq-cpu";;
+	   [ $HAVE_OPTS = 1 ] && QDISCS="$QDISCS softmq-cpu"
+	   # CoDel's own cost at the root: only where --qdiscs asks for it
+	   [ $HAVE_OPTS = 1 ] && [ -n "$ONLY_QDISCS" ] &&
+		QDISCS="$QDISCS softmq-flow-nocodel softmq-cpu-nocodel";;
 	esac
 	if [ -n "$ONLY_QDISCS" ]; then
 		local q keep=""

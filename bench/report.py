@@ -37,6 +37,8 @@ QDISC_LABEL = {
 }
 # Short names for ratio column headers.
 SHORT = {"noqueue": "noqueue", "pfifo_fast": "pfifo_fast", "softmq-flow": "flow",
+         "fq_codel": "fq_codel", "softmq-flow-nocodel": "flow nocodel",
+         "softmq-cpu-nocodel": "cpu nocodel",
          "softmq-cpu": "cpu", "mq-pfifo_fast": "mq+pfifo_fast", "mq-softmq": "mq+softmq",
          "tbf-bfifo": "bfifo", "tbf-pfifo_fast": "pfifo_fast", "tbf-softmq-flow": "flow",
          "tbf-softmq-cpu": "cpu", "tbf-softmq-flow-nocodel": "flow nocodel",
@@ -59,7 +61,8 @@ LOAD_TITLE = {
 }
 # (numerator, denominator) pairs shown as ratio columns, per load family.
 RATIOS_SQ = [("softmq-flow", "pfifo_fast"), ("softmq-flow", "noqueue"),
-             ("softmq-cpu", "pfifo_fast"), ("softmq-cpu", "noqueue")]
+             ("softmq-cpu", "pfifo_fast"), ("softmq-cpu", "noqueue"),
+             ("softmq-flow", "fq_codel"), ("softmq-cpu-nocodel", "pfifo_fast")]
 RATIOS_MQ = [("mq-softmq", "mq-pfifo_fast"), ("mq-softmq", "noqueue")]
 RATIOS_TBF = [("tbf-softmq-flow", "tbf-pfifo_fast"), ("tbf-softmq-cpu", "tbf-pfifo_fast"),
               ("tbf-softmq-flow", "tbf-bfifo")]
