@@ -216,16 +216,25 @@ run_tcp() {   # run_tcp KEY gso|nogso
 			ina $SMQ add veth0 parent 1:1 key "$key" depth 256 ||
 			{ fail "$pre-setup" "cannot add tbf $GSO_TBF_RATE with softmq under it"; return; }
 	fi
+	# A flow is one ring while its hash stays: TCP draws a new txhash on
+	# a retransmission timeout (and on a DSACKed spurious retransmission),
+	# which moves the stream to another ring with its older segments
+	# still queued in the first (fq_codel's flows move the same way).
+	# The order case is about the rings, not about that: keep the hash.
+	ina sysctl -qw net.core.txrehash=0 ||
+		{ fail "$pre-setup" "net.core.txrehash=0 refused"; return; }
 	ina tc qdisc del dev $dev clsact 2>/dev/null
 	egress_counter_on ina $dev || { fail "$pre-setup" "clsact egress counter"; return; }
 	$srv iperf3 -s -1 -D -B $dst --logfile "$res.server.log" || { fail "$pre-setup" "iperf3 -s"; return; }
 	sleep 0.5
 	cap_start "$INA" $dev "$pcap" "outbound and tcp and src host $src" || { fail "$pre-setup" "tcpdump"; return; }
-	local rs0 rs1
+	local rs0 rs1 rh0 rh1
 	rs0=$(ina nstat -az TcpRetransSegs | awk '/TcpRetransSegs/ {print $2}')
+	rh0=$(ina nstat -az TcpExtTCPTimeouts | awk '/TCPTimeouts/ {print $2}')
 	ina iperf3 -c $dst -B $src -P 4 -t 2 -J > "$res.iperf.json" 2> "$res.iperf.err"
 	local irc=$?
 	rs1=$(ina nstat -az TcpRetransSegs | awk '/TcpRetransSegs/ {print $2}')
+	rh1=$(ina nstat -az TcpExtTCPTimeouts | awk '/TCPTimeouts/ {print $2}')
 	local capdrop
 	cap_stop "$pcap"; capdrop=$CAP_DROP
 	$FLOWS analyze --tcp "$pcap" > "$res.json"
@@ -234,7 +243,7 @@ run_tcp() {   # run_tcp KEY gso|nogso
 	sentb=$(jq '.end.sum_sent.bytes // 0' "$res.iperf.json" 2>/dev/null)
 	recvb=$(jq '.end.sum_received.bytes // 0' "$res.iperf.json" 2>/dev/null)
 	rings_used ina $dev
-	note "$key/tcp-$mode, $where: iperf3 rc $irc sent $sentb received $recvb bytes ($(jq -r '.end.sum_received.bits_per_second / 1e6 | floor' "$res.iperf.json" 2>/dev/null) Mbit/s under TCG); retrans $((rs1 - rs0)); capture dropped ${capdrop:-?}; tap: $(jq -c '{tcp_reorders, tcp_retrans}' "$res.json"); $RINGS_NOTE"
+	note "$key/tcp-$mode, $where: iperf3 rc $irc sent $sentb received $recvb bytes ($(jq -r '.end.sum_received.bits_per_second / 1e6 | floor' "$res.iperf.json" 2>/dev/null) Mbit/s under TCG); retrans $((rs1 - rs0)), RTOs $((${rh1:-0} - ${rh0:-0})) (txrehash off: the hash kept); capture dropped ${capdrop:-?}; tap: $(jq -c '{tcp_reorders, tcp_retrans}' "$res.json"); $RINGS_NOTE"
 	if [ $irc -ne 0 ] || [ "${sentb:-0}" -eq 0 ]; then
 		fail "$pre-run" "iperf3 failed (rc $irc): $(head -c 300 "$res.iperf.err")"
 		ina tc qdisc del dev $dev clsact; return
