@@ -419,10 +419,11 @@ def md_icount(meta, envs, cells, kernel):
 
 
 # The queued path (tbf parent): what each qdisc adds over tbf's own bfifo,
-# against a peer's addition times a factor.
-TBF_TARGETS = [("tbf-softmq-cpu", "tbf-pfifo_fast", 1.10, "+ 10 %"),
-               ("tbf-softmq-flow", "tbf-fq_codel", 1.0, ""),
-               ("tbf-softmq-flow-nocodel", "tbf-fq_codel", 0.75, "− 25 %")]
+# against a peer's addition times a factor (issue 29's targets; its third,
+# key cpu against fq_codel's addition less the flow hash, needs the
+# per-function profile: MODE=profile's "without the flow hash" row).
+TBF_TARGETS = [("tbf-softmq-cpu-nocodel", "tbf-pfifo_fast", 1.8, "× 1.8"),
+               ("tbf-softmq-flow", "tbf-fq_codel", 1.0, "")]
 
 
 def icount_targets(cells):
