@@ -699,41 +699,6 @@ softmq_flow_dequeue(struct Qdisc *sch, struct softmq_ring *ring)
 			     softmq_codel_drop, softmq_codel_pop);
 }
 
-/* Consumer: ring @idx of @band went idle (softmq_ring_retire()). */
-static void softmq_flow_idle(struct softmq_sched_data *q,
-			     struct softmq_table *t, unsigned int band,
-			     unsigned long idx, struct softmq_ring *ring)
-{
-	/* Like a new flow in fq_codel: a full quantum next time. */
-	ring->credit = READ_ONCE(q->cfg.quantum);
-	if (__test_and_clear_bit(idx, t->known[band]))
-		t->known_rings[band]--;
-}
-
-/*
- * Consumer: a packet of ring @idx of @band just left.  If it was the last,
- * the ring goes idle now (a push after this wakes it, a new flow), and
- * with no ring we know of left marked, the band's hint too: the dequeue
- * that ends the burst (per packet at low load) then stops at the hint
- * instead of visiting the ring and scanning the band to find both empty.
- * CoDel leaves its dropping state, as that empty visit would have made it.
- * Returns true if the ring went idle.
- */
-static bool softmq_flow_taken(struct softmq_sched_data *q,
-			      struct softmq_table *t, unsigned int band,
-			      unsigned long idx, struct softmq_ring *ring)
-{
-	if (!softmq_ring_drained(ring) ||
-	    !softmq_ring_retire(ring, t->active[band], idx))
-		return false;
-	softmq_flow(ring)->cvars.dropping = false;
-	softmq_flow_idle(q, t, band, idx, ring);
-	if (!t->known_rings[band])
-		softmq_band_retire(&t->band_hints, band, t->active[band],
-				   t->nr_rings);
-	return true;
-}
-
 /*
  * Consumer: the first marked ring of @band it has not met since the ring
  * woke (a new flow), or nr_rings.  One word inline, as softmq_active_next().
@@ -812,8 +777,6 @@ static struct sk_buff *softmq_band_dequeue_new(struct Qdisc *sch,
 			skb = softmq_flow_dequeue(sch, ring);
 			if (skb) {
 				ring->credit -= qdisc_pkt_len(skb);
-				if (softmq_flow_taken(q, t, band, idx, ring))
-					t->new_idx[band] = n;
 				return skb;
 			}
 			/*
@@ -822,8 +785,11 @@ static struct sk_buff *softmq_band_dequeue_new(struct Qdisc *sch,
 			 * No second scan: the lap serves whatever woke since,
 			 * and the next dequeue puts it first.
 			 */
-			if (softmq_ring_retire(ring, active, idx))
-				softmq_flow_idle(q, t, band, idx, ring);
+			if (softmq_ring_retire(ring, active, idx)) {
+				__clear_bit(idx, known);
+				t->known_rings[band]--;
+				ring->credit = READ_ONCE(q->cfg.quantum);
+			}
 			t->new_idx[band] = n;
 			return NULL;
 		}
@@ -856,11 +822,13 @@ static enum softmq_visit softmq_ring_visit(struct Qdisc *sch,
 	*skb = ring ? softmq_flow_dequeue(sch, ring) : NULL;
 	if (likely(*skb)) {
 		ring->credit -= qdisc_pkt_len(*skb);
-		softmq_flow_taken(q, t, band, idx, ring);
 		return SOFTMQ_VISIT_TOOK;
 	}
 	if (ring && softmq_ring_retire(ring, t->active[band], idx)) {
-		softmq_flow_idle(q, t, band, idx, ring);
+		/* Like a new flow in fq_codel: a full quantum next time. */
+		ring->credit = READ_ONCE(q->cfg.quantum);
+		if (__test_and_clear_bit(idx, t->known[band]))
+			t->known_rings[band]--;
 		return SOFTMQ_VISIT_IDLE;
 	}
 	q->busy_skips++;

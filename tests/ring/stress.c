@@ -93,7 +93,7 @@ struct stress_item {
 static struct stress_item *payload[MAXP];
 static unsigned long *last_seq;		/* [P * R], seq + 1 of the last item */
 static unsigned long delivered, dups, order_errs, bad_ring;
-static unsigned long busy_skips, spills, full_waits, push_retries, pop_retires;
+static unsigned long busy_skips, spills, full_waits, push_retries;
 
 static atomic_uint producers_left;
 static pthread_barrier_t start;
@@ -127,8 +127,7 @@ static void deliver(unsigned int idx, void *it)
 
 /*
  * softmq_band_dequeue() reduced to what concerns the ring: walk marked rings
- * from the cursor; pop, retiring a ring (and the hint) that the pop left
- * drained; on NULL retire; a ring that cannot be retired has a
+ * from the cursor; pop; on NULL retire; a ring that cannot be retired has a
  * push in flight, skip it (and stop after a lap of only such rings).
  * Returns 1 with an item, 0 if nothing, *busy if a ring was skipped.
  */
@@ -160,15 +159,6 @@ static int band_dequeue(int *busy)
 		if (it) {
 			deliver((unsigned int)idx, it);
 			cursor = idx;
-			/*
-			 * softmq_flow_taken(): a ring the pop left drained is
-			 * retired at once, and then the band's hint.
-			 */
-			if (softmq_ring_drained(rings[idx]) &&
-			    softmq_ring_retire(rings[idx], active, (unsigned int)idx)) {
-				pop_retires++;
-				softmq_band_retire(&hints, 0, active, R);
-			}
 			return 1;
 		}
 		if (!softmq_ring_retire(rings[idx], active, (unsigned int)idx)) {
@@ -564,8 +554,8 @@ int main(int argc, char **argv)
 		fails += report(mode, 1, NULL);
 	}
 	printf("# %s: %.2f s, spills %lu, full-waits %lu, cmpxchg-retries %lu, busy-skips %lu"
-	       ", pop-retires %lu, missed-rescans %lu, softirq-runs %lu\n", mode, now() - t0,
-	       spills, full_waits, push_retries, busy_skips, pop_retires, missed_rescans,
+	       ", missed-rescans %lu, softirq-runs %lu\n", mode, now() - t0,
+	       spills, full_waits, push_retries, busy_skips, missed_rescans,
 	       (unsigned long)atomic_load(&softirq_runs));
 	for (i = 0; i < R; i++)
 		free(rings[i]);
