@@ -194,14 +194,24 @@ prio() {
 		fi
 	done
 	local name=backlog-prio-bands1 res=$SMQ_OUT/backlog-prio-bands1
-	if ! prio_run "$name" flow 1; then fail "$name" "setup or run failed"; return; fi
-	local s0 n0
-	s0=$(jqv "$res.json" '.share.flows["0"].pkt_share')
-	n0=$(jqv "$res.json" '.share.total_pkts')
+	local s0 n0 try first=""
+	# One more run when the prio 6 flow's window holds too few packets to
+	# judge: its sender shares a vCPU with prio 0's (both are process 0
+	# of their flows.py), and under TCG it once started sending only when
+	# that one had finished (6.12, make check: its first packet 1 ms
+	# after prio 0's last).  The verdict itself is not retried.
+	for try in 1 2; do
+		if ! prio_run "$name" flow 1; then fail "$name" "setup or run failed"; return; fi
+		s0=$(jqv "$res.json" '.share.flows["0"].pkt_share')
+		n0=$(jqv "$res.json" '.share.total_pkts')
+		[[ $n0 =~ ^[0-9]+$ ]] && [ "$n0" -ge 500 ] && break
+		first="${first:+$first; }run $try: $(jq -c '.flows | map_values({first, last})' "$res.all.json")"
+		note "$name: run $try had ${n0:-no} packets in the prio 6 flow's window"
+	done
 	# as many packets as the bands 3 case needs: an empty window's share
 	# (0, or null read as 0) would pass "< 0.8"
 	if ! [[ $n0 =~ ^[0-9]+$ ]] || [ "$n0" -lt 500 ]; then
-		fail "$name" "too few packets to judge: ${n0:-none} while the prio 6 flow was sending (sender timing? $(jq -c '.flows | map_values({first, last})' "$res.all.json"))"
+		fail "$name" "too few packets to judge in two runs: ${n0:-none} while the prio 6 flow was sending (sender timing? $first)"
 	else
 		check "$name" "with bands 1 the prio 6 flow still got $s0 of $n0 packets (precedence not switched off?)" \
 			fcmp "$s0 < 0.8"
