@@ -85,6 +85,7 @@
 #define smq_mb()			smp_mb()
 #define smq_find_next_bit(map, n, from)	find_next_bit(map, n, from)
 #define smq_find_next_bit_wrap(map, n, from) find_next_bit_wrap(map, n, from)
+#define smq_find_first_andnot_bit(map, mask, n) find_next_andnot_bit(map, mask, n, 0)
 #define smq_ffs(w)			__ffs(w)
 /* The spill stack: llist_add()/llist_del_all() on our own node type. */
 #define smq_ptr_try_cmpxchg(p, oldp, new) try_cmpxchg(p, oldp, new)
@@ -171,6 +172,24 @@ static inline unsigned long smq_find_next_bit(const unsigned long *map,
 }
 
 #define smq_ffs(w)			((unsigned long)__builtin_ctzl(w))
+
+/* find_next_andnot_bit() from 0; @mask is the consumer's own (plain reads). */
+static inline unsigned long smq_find_first_andnot_bit(const unsigned long *map,
+						      const unsigned long *mask,
+						      unsigned long n)
+{
+	unsigned long i, w;
+
+	for (i = 0; i < n; i += BITS_PER_LONG) {
+		w = __atomic_load_n(&map[i / BITS_PER_LONG], __ATOMIC_RELAXED) &
+		    ~mask[i / BITS_PER_LONG];
+		if (w) {
+			i += (unsigned long)__builtin_ctzl(w);
+			return i < n ? i : n;
+		}
+	}
+	return n;
+}
 
 /* find_next_bit_wrap(): from @from to @n, then from 0 up to @from. */
 static inline unsigned long smq_find_next_bit_wrap(const unsigned long *map,
@@ -578,6 +597,22 @@ static inline unsigned long softmq_active_next(const unsigned long *map,
 	if (from >= n)
 		return n;
 	w = softmq_active_word(map, n) & (~0UL << from);
+	return w ? smq_ffs(w) : n;
+}
+
+/*
+ * Consumer.  The first ring marked in @map and clear in @mask (a bitmap of
+ * the consumer's own), or @n; one word inline, as softmq_active_next().
+ */
+static inline unsigned long softmq_active_first_andnot(const unsigned long *map,
+						       const unsigned long *mask,
+						       unsigned long n)
+{
+	unsigned long w;
+
+	if (n > BITS_PER_LONG)
+		return smq_find_first_andnot_bit(map, mask, n);
+	w = softmq_active_word(map, n) & ~mask[0];
 	return w ? smq_ffs(w) : n;
 }
 

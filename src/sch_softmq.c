@@ -700,23 +700,6 @@ softmq_flow_dequeue(struct Qdisc *sch, struct softmq_ring *ring)
 }
 
 /*
- * Consumer: the first marked ring of @band it has not met since the ring
- * woke (a new flow), or nr_rings.  One word inline, as softmq_active_next().
- */
-static unsigned long softmq_band_first_new(const struct softmq_table *t,
-					   unsigned int band)
-{
-	unsigned long n = t->nr_rings;
-	unsigned long w;
-
-	if (n > BITS_PER_LONG)
-		return find_next_andnot_bit(t->active[band], t->known[band],
-					    n, 0);
-	w = softmq_active_word(t->active[band], n) & ~t->known[band][0];
-	return w ? __ffs(w) : n;
-}
-
-/*
  * Sparse flows first.  A marked ring the consumer has not met since it woke
  * (marked, not known) is a new flow: it is served before the band's
  * backlogged rings for one quantum, as fq_codel serves its new_flows list,
@@ -741,7 +724,7 @@ static struct sk_buff *softmq_band_dequeue_new(struct Qdisc *sch,
 	for (;;) {
 		idx = t->new_idx[band];
 		if (idx >= n) {
-			idx = softmq_band_first_new(t, band);
+			idx = softmq_active_first_andnot(active, known, n);
 			if (idx >= n)
 				return NULL;
 			__set_bit(idx, known);

@@ -673,6 +673,20 @@ static void t_active_random(void **state)
 			}
 			assert_int_equal(softmq_active_next_wrap(map, n, from), want);
 		}
+		/* marked and not in a second bitmap (the consumer's "known") */
+		{
+			unsigned long known[5], want = n;
+
+			for (i = 0; i < 5; i++)
+				known[i] = lcg() & lcg();
+			for (i = 0; i < n; i++)
+				if (softmq_active_next(map, n, i) == i &&
+				    !(known[i / BITS_PER_LONG] >> (i % BITS_PER_LONG) & 1)) {
+					want = i;
+					break;
+				}
+			assert_int_equal(softmq_active_first_andnot(map, known, n), want);
+		}
 	}
 }
 

@@ -17,6 +17,21 @@ static inline unsigned long find_next_bit(const unsigned long *addr,
 	return size;
 }
 
+/* Bit by bit too: set in @addr, clear in @mask, from @offset. */
+static inline unsigned long find_next_andnot_bit(const unsigned long *addr,
+						 const unsigned long *mask,
+						 unsigned long size,
+						 unsigned long offset)
+{
+	for (; offset < size; offset++)
+		if ((__atomic_load_n(&addr[offset / BITS_PER_LONG],
+				     __ATOMIC_RELAXED) &
+		     ~mask[offset / BITS_PER_LONG]) &
+		    (1UL << (offset % BITS_PER_LONG)))
+			return offset;
+	return size;
+}
+
 /* As lib/find_bit's: [offset, size), then [0, offset). */
 static inline unsigned long find_next_bit_wrap(const unsigned long *addr,
 					       unsigned long size,
