@@ -73,9 +73,33 @@ asan() {
 }
 
 # model NAME EXPECT DEFINES [FILE]: one exhaustive spin run of model/FILE
-# (default softmq.pml).
+# (default softmq.pml), started in the background (MODEL_JOBS at a time,
+# default the host's CPUs: each pan is single-threaded); model_results
+# waits for them and prints their lines in the order they were started.
 # EXPECT ok: no error and a complete search; violation: spin must find one.
+MODEL_JOBS=${MODEL_JOBS:-$(nproc)}
+MODELS=()
 model() {
+	while [ "$(jobs -rp | wc -l)" -ge "$MODEL_JOBS" ]; do wait -n; done
+	mkdir -p "$OUT/model/$1"
+	model_run "$@" >"$OUT/model/$1.report" 2>&1 &
+	MODELS+=("$1")
+}
+model_results() {
+	local m line
+	wait
+	for m in "${MODELS[@]}"; do
+		while IFS= read -r line; do
+			case $line in
+			"PASS "*) pass "${line#PASS }" ;;
+			"FAIL "*) fail "${line#FAIL }" ;;
+			*) echo "$line" ;;
+			esac
+		done <"$OUT/model/$m.report"
+	done
+	MODELS=()
+}
+model_run() {
 	local name=$1 expect=$2 defs=$3 pml=${4:-softmq.pml} dir=$OUT/model/$1
 	local errs states secs why
 	rm -rf "$dir"
@@ -123,6 +147,7 @@ if [ "${1:-}" = --model-deep ]; then
 	model deep-any-ring-3p-d1-q1 ok "-DNP=3 -DK=1 -DDEPTH=1 -DQUOTA=1 -DANY_RING"
 	model deep-stall-map1-3p ok "-DMAXSTALL=1 -DRING_MAP=1 -DNP=3 -DK=1 -DDEPTH=1"
 	model deep-control-lock ok "-DCONTROL_LOCK"
+	model_results
 	summary
 fi
 
@@ -196,6 +221,7 @@ model rwc-mca-no-seen-mb ok "-DMCA -DMUT_NO_SEEN_MB" rwc.pml
 # stopped between test_and_set_bit(MISSED) and its second trylock delays all
 # rings.  Kept so that the model's P4 claim stays honest.
 model kernel-stop-after-missed violation "-DMAXSTALL=1 -DNP=3 -DK=1 -DSTALL_AFTER_MISSED"
+model_results
 
 # ---- concurrency ----------------------------------------------------------------
 if build "$OUT/stress"; then
