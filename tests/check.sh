@@ -8,8 +8,9 @@
 # 2. userspace suites: make -C tests/ring check, make -C tc-plugin check (tests/tc-plugin)
 #    (when their Makefiles exist)
 # 3. tests/install/check.sh (make install, dkms, make deb + lintian) and
-#    tests/lint/check.sh (checkpatch --strict, sparse) on the host against
-#    the Debian lines' headers (fetched beside step 2)
+#    tests/lint/check.sh (checkpatch --strict, sparse, the arm64 and i386
+#    W=1 builds) on the host against the Debian lines' headers (fetched
+#    beside step 2)
 # 4. per kernel line: fetch the Debian kernel (tests/testbed/kernels.sh),
 #    build sch_softmq.ko + test modules with W=1 (tests/testbed/build.sh),
 #    boot it under QEMU and run tests/vm/*.sh (tests/testbed/vm.sh)
@@ -205,7 +206,7 @@ if [ ${#inst[@]} -gt 0 ]; then
 	touched '^(Makefile|Kbuild|dkms\.conf|VERSION|debian/|tc-plugin/Makefile|tests/install/)' &&
 		host_suite install "$REPO/tests/install/check.sh" "${inst[@]}"
 	# checkpatch --strict and sparse against the same headers
-	touched '^(src/|include/|tests/modules/|tests/lint/)' &&
+	touched '^(Kbuild|src/|include/|tests/modules/|tests/lint/)' &&
 		host_suite lint "$REPO/tests/lint/check.sh" "${inst[@]}"
 elif [ ${#debian_lines[@]} -gt 0 ]; then
 	P=0 F=1 S=0

@@ -3,6 +3,8 @@
 # Build sch_softmq.ko and the test-only modules for one kernel line.
 #
 #   build.sh LINE          (the line must be fetched: kernels.sh fetch LINE)
+#   build.sh TARGET        a cross target (kernels.sh fetch-cross TARGET):
+#                          sch_softmq.ko only, with W=1 as for the lines
 #   build.sh plugin        only the tc plugin (make -C tc-plugin, host gcc)
 #
 # Outputs (one tree per line, lines never clobber each other):
@@ -24,16 +26,21 @@ fails=0
 SOFTMQ_VERSION=$(git -C "$REPO" describe --tags --always --dirty 2>/dev/null) ||
 	SOFTMQ_VERSION=$(cat "$REPO/VERSION")
 
-# kmake DIR LOG: build the Kbuild tree in DIR against this line's headers.
+# kmake DIR LOG: build the Kbuild tree in DIR against this line's headers
+# (a cross target's: with its cross gcc first on PATH, and the Debian host
+# architecture its headers' .kernelvariables asks for).
 kmake() {
-	local dir=$1 logf=$2 rc=0
+	local dir=$1 logf=$2 rc=0 path=$PATH
+	# shellcheck disable=SC2206
+	local vars=(${CROSS_VARS:-})
+	[ -n "${CROSS_BIN:-}" ] && path=$CROSS_BIN:$PATH
 	if [ "$TOOLCHAIN" = host ]; then
-		make -C "$KDIR" M="$dir" W=1 -j"$JOBS" SOFTMQ_VERSION="$SOFTMQ_VERSION" \
-			modules > "$logf" 2>&1 || rc=$?
+		PATH=$path make -C "$KDIR" M="$dir" W=1 -j"$JOBS" SOFTMQ_VERSION="$SOFTMQ_VERSION" \
+			"${vars[@]}" modules > "$logf" 2>&1 || rc=$?
 	else
 		"$TB_DIR/sidroot.sh" run --bind "$dir" -- \
 			make -C "$KDIR" M="$dir" W=1 -j"$JOBS" SOFTMQ_VERSION="$SOFTMQ_VERSION" \
-			modules > "$logf" 2>&1 || rc=$?
+			"${vars[@]}" modules > "$logf" 2>&1 || rc=$?
 	fi
 	return $rc
 }
@@ -103,6 +110,7 @@ fi
 LINE=$1
 envf=$(line_env "$LINE")
 [ -e "$envf" ] || die "line $LINE not fetched; run: tests/testbed/kernels.sh fetch $LINE"
+CROSS_ARCH="" CROSS_BIN="" CROSS_VARS=""
 # shellcheck disable=SC1090
 . "$envf"
 if [ "$TOOLCHAIN" = host ]; then
@@ -114,7 +122,8 @@ exec 7>"$OUT/.build.lock"
 flock 7
 
 # Test-only modules first: they tell whether the toolchain itself works.
-for d in "$REPO"/tests/modules/*/; do
+# A cross target (kernels.sh fetch-cross) never boots: the qdisc only.
+[ -n "${CROSS_ARCH:-}" ] || for d in "$REPO"/tests/modules/*/; do
 	[ -e "$d/Kbuild" ] || continue
 	n=$(basename "$d")
 	(cd "$d" && build_one "$n" . "$OUT/modules/$n") || fails=$((fails + 1))

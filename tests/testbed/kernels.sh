@@ -9,6 +9,11 @@
 #                                network (lists are refreshed once a day).
 #   kernels.sh env LINE          print the line's settings (shell syntax):
 #                                LINE ABI KROOT VMLINUZ KMODDIR KDIR TOOLCHAIN
+#   kernels.sh fetch-cross TARGET...  a build-only target: another
+#                                architecture's headers of a fetched line's
+#                                ABI (6.1-686-pae, 6.12-arm64, 7.2-arm64;
+#                                line_cross_targets) and Debian's cross gcc
+#                                for it; env adds CROSS_ARCH CROSS_BIN CROSS_VARS
 #   kernels.sh tools             fetch tc 6.15 (bookworm-backports) and the
 #                                tc-testing / checkpatch extracts of
 #                                linux-source-6.1 and linux-source-6.12
@@ -182,6 +187,98 @@ EOF
 	log "$line: $abi ready in $(( $(now) - t0 ))s"
 }
 
+# ------------------------------------------------------------ cross targets
+# fetch_cross TARGET: the TARGET flavour's headers at the ABI its base line
+# (fetched first) has, for a W=1 build only: nothing of it boots.
+#   host lines: headers + common + the amd64 linux-kbuild (fixdep, modpost
+#     and the rest are host tools, whatever the target) extracted under
+#     $CACHE/cross/<abi>; Debian 12's cross gcc and binutils for the
+#     target extracted beside them (gcc is relocatable).  Installing
+#     gcc-aarch64-linux-gnu would remove gcc-multilib, which tests/ring's
+#     32-bit build needs: Debian declares them conflicting.
+#   sid lines: the headers extracted into the sid chroot (its amd64
+#     linux-kbuild is there from the line's own fetch) and the cross gcc
+#     installed there with apt.
+fetch_cross() {
+	local target=$1 base flav arch gnu envf benv babi abi tc debs dir kd
+	local kbuild gccv tcdir p
+	base=${target%%-*}; flav=${target#*-}
+	arch=$(cross_arch "$flav") || die "unknown cross target '$target'"
+	gnu=$(cross_gnu_type "$arch")
+	envf=$(line_env "$target")
+	benv=$(line_env "$base")
+	[ -e "$benv" ] || die "$target: line $base not fetched (kernels.sh fetch $base)"
+	babi=$(sed -n 's/^ABI=//p' "$benv")
+	abi=${babi%-amd64}-$flav
+	tc=$(line_toolchain "$base")
+	if [ -e "$envf" ] && grep -qx "ABI=$abi" "$envf"; then
+		log "$target: $abi (cached)"
+		return 0
+	fi
+	papt_update || die "$target: no apt lists"
+	log "$target: fetching the $abi headers"
+	debs=$CACHE/debs/$abi
+	rm -rf "$debs"; mkdir -p "$debs"
+	kbuild=$(papt apt-cache depends "linux-headers-$abi:$arch" 2>/dev/null |
+		awk '$1 == "Depends:" && $2 ~ /^linux-kbuild-/ {sub(/:.*/, "", $2); print $2; exit}')
+	[ -n "$kbuild" ] || die "$target: no linux-headers-$abi:$arch in the lists"
+	(cd "$debs" && download "linux-headers-$abi:$arch" "linux-headers-${abi%-"$flav"}-common" "$kbuild:amd64")
+	if [ "$tc" = host ]; then
+		dir=$CACHE/cross/$abi
+		rm -rf "$dir.tmp"; mkdir -p "$dir.tmp/root"
+		for p in "$debs"/*.deb; do
+			dpkg-deb -x "$p" "$dir.tmp/root" || die "dpkg-deb -x failed for $p"
+		done
+		kd=$dir.tmp/root/usr/src/linux-headers-$abi
+		[ -e "$kd/Makefile" ] || die "$target: no headers Makefile"
+		sed -i "s#/usr/src/#$dir/root/usr/src/#g" "$kd/Makefile"
+		gccv=$(grep -o 'gcc-[0-9]*' "$kd/.kernelvariables" | head -n 1)
+		rm -rf "$dir"; mv "$dir.tmp" "$dir"
+		kd=$dir/root/usr/src/linux-headers-$abi
+		tcdir=$CACHE/cross/$gccv-$gnu
+		if [ ! -e "$tcdir/.done" ]; then
+			log "$target: fetching Debian 12's $gccv cross compiler for $gnu"
+			rm -rf "$tcdir" "$debs/tc"; mkdir -p "$debs/tc" "$tcdir"
+			(cd "$debs/tc" && download "$gccv-$gnu/bookworm" "cpp-${gccv#gcc-}-$gnu/bookworm" \
+				"binutils-$gnu/bookworm" "$gccv-$gnu-base/bookworm")
+			for p in "$debs"/tc/*.deb; do
+				dpkg-deb -x "$p" "$tcdir" || die "dpkg-deb -x failed for $p"
+			done
+			"$tcdir/usr/bin/$gnu-$gccv" --version > /dev/null ||
+				die "$target: the extracted $gnu-$gccv does not run"
+			touch "$tcdir/.done"
+		fi
+		tcdir=$tcdir/usr/bin
+	else
+		kd=/usr/src/linux-headers-$abi
+		rm -rf "${SID_ROOT:?}$kd"
+		dpkg-deb -x "$debs/linux-headers-${abi}"_*.deb "$SID_ROOT" ||
+			die "$target: dpkg-deb -x into the sid chroot failed"
+		[ -e "$SID_ROOT$kd/Makefile" ] || die "$target: no headers Makefile in the sid chroot"
+		gccv=$(grep -o 'gcc-[0-9]*' "$SID_ROOT$kd/.kernelvariables" | head -n 1)
+		if ! "$TB_DIR/sidroot.sh" run -- sh -c "command -v $gnu-$gccv" > /dev/null; then
+			log "$target: installing $gccv-$gnu in the sid chroot"
+			"$TB_DIR/sidroot.sh" run -- sh -c \
+				"apt-get install -y -q $gccv-$gnu || { apt-get update -q && apt-get install -y -q $gccv-$gnu; }" \
+				> "$CACHE/sid-cross.log" 2>&1 ||
+				{ tail -5 "$CACHE/sid-cross.log" >&2; die "$target: $gccv-$gnu not installable in the sid chroot"; }
+			"$TB_DIR/sidroot.sh" run -- apt-get clean > /dev/null 2>&1 || true
+		fi
+		tcdir=""
+	fi
+	rm -rf "$debs"
+	cat > "$envf" <<EOF
+LINE=$target
+ABI=$abi
+KDIR=$kd
+TOOLCHAIN=$tc
+CROSS_ARCH=$arch
+CROSS_BIN=$tcdir
+CROSS_VARS="DEB_HOST_ARCH=$arch DEB_HOST_GNU_TYPE=$gnu"
+EOF
+	log "$target: $abi ready"
+}
+
 # fix_links ENVFILE: lib/modules/<abi>/{build,source} point at /usr/src
 # (absolute): point them at the extracted headers (or the sid chroot's),
 # so `make -C /lib/modules/$(uname -r)/build` works on the host and in the
@@ -214,6 +311,14 @@ prune() {   # drop kernels no line refers to any more
 		[ -e "$d/root/.done" ] || continue
 		grep -qxF "${d##*/}" <<<"$used" && continue
 		log "pruning old kernel ${d##*/}"
+		rm -rf "$d"
+	done
+	# cross targets' headers (fetch_cross); their gcc-* toolchains stay
+	for d in "$CACHE"/cross/*/; do
+		d=${d%/}
+		case ${d##*/} in gcc-*) continue;; esac
+		grep -qxF "${d##*/}" <<<"$used" && continue
+		log "pruning old cross headers ${d##*/}"
 		rm -rf "$d"
 	done
 }
@@ -340,10 +445,15 @@ fetch)
 env)
 	[ -e "$(line_env "${1:?LINE}")" ] || die "line $1 not fetched; run: $0 fetch $1"
 	cat "$(line_env "$1")" ;;
+fetch-cross)
+	[ $# -gt 0 ] || die "usage: $0 fetch-cross TARGET..."
+	[ "$(id -u)" = 0 ] || die "fetching needs root (apt-get download as root, chroot)"
+	with_lock
+	for l in "$@"; do fetch_cross "$l"; done ;;
 tools) with_lock; fetch_tools ;;
 path) path_of "$@" ;;
 resolve) papt_update >/dev/null; resolve "${1:?LINE}" ;;
-*) sed -n '3,21p' "$0" | sed 's/^# \{0,1\}//'; exit 1 ;;
+*) sed -n '3,26p' "$0" | sed 's/^# \{0,1\}//'; exit 1 ;;
 esac
 exit
 }

@@ -114,7 +114,7 @@ Dir::Cache::srcpkgcache "";
 Acquire::Check-Valid-Until "false";
 Acquire::Languages "none";
 Acquire::Retries "3";
-APT::Architectures { "amd64"; };
+APT::Architectures { "amd64"; "arm64"; "i386"; };
 APT::Sandbox::User "root";
 EOF
 	local f
@@ -171,3 +171,19 @@ line_toolchain() {   # host | sid
 	case "$1" in 6.*) echo host;; *) echo sid;; esac
 }
 line_env() { echo "$CACHE/kernels/$1.env"; }
+# line_cross_targets LINE: the build-only targets of a line: another
+# architecture's flavour at the line's ABI (kernels.sh fetch-cross).  The
+# 32-bit one is i386 686-pae on 6.1, the last Debian line with i386 kernels.
+line_cross_targets() {
+	case "$1" in
+	6.1) echo 6.1-686-pae;;
+	6.12) echo 6.12-arm64;;
+	7.2) echo 7.2-arm64;;
+	esac
+}
+cross_arch() {   # cross_arch FLAVOUR: its Debian architecture
+	case "$1" in arm64) echo arm64;; 686-pae) echo i386;; *) return 1;; esac
+}
+cross_gnu_type() {   # cross_gnu_type ARCH: the GNU triplet of Debian's cross gcc
+	case "$1" in arm64) echo aarch64-linux-gnu;; i386) echo i686-linux-gnu;; esac
+}
