@@ -36,6 +36,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 PLUGIN_DIR = os.path.join(ROOT, 'tc-plugin')
 OUT = os.path.join(PLUGIN_DIR, 'out')
 SHIM = os.path.join(OUT, 'nlshim.so')
+OUT_I386 = os.path.join(OUT, 'i386')    # the -m32 plugin and shim
 MAN = os.path.join(PLUGIN_DIR, 'tc-softmq.8')
 sys.dont_write_bytecode = True   # no __pycache__ in the source tree
 sys.path.insert(0, HERE)
@@ -63,9 +64,23 @@ def skip(name, why, n=1):
     print('SKIP %s: %s' % (name, why))
 
 
+def cache_dir():
+    return os.environ.get('SOFTMQ_CACHE') or os.path.join(
+        os.environ.get('XDG_CACHE_HOME') or os.path.expanduser('~/.cache'),
+        'softmq')
+
+
+def i386_argv(root):
+    """Debian's i386 tc in ROOT, run by qemu-i386 (this host's kernel runs
+    no i386 binaries); Tc.run() puts the guest's environment in front."""
+    return [shutil.which('qemu-i386') or 'qemu-i386', '-L', root,
+            os.path.join(root, 'sbin', 'tc')]
+
+
 def tc_version(path):
+    argv = path if isinstance(path, list) else [path]
     try:
-        p = subprocess.run([path, '-V'], capture_output=True, text=True,
+        p = subprocess.run(argv + ['-V'], capture_output=True, text=True,
                            timeout=10)
     except OSError:
         return None
@@ -86,18 +101,34 @@ def find_tcs():
     if not new:
         # the test bed's cached bookworm-backports tc (a wrapper script),
         # else any tc 6.15 binary extracted under cache/
-        cache = os.environ.get('SOFTMQ_CACHE') or os.path.join(
-            os.environ.get('XDG_CACHE_HOME') or os.path.expanduser('~/.cache'),
-            'softmq')
-        cands = [os.path.join(cache, 'tools', 'iproute2-bpo', 'tc')]
-        for pat in ('**/sbin/tc', '**/bin/tc'):
-            cands += sorted(glob.glob(os.path.join(cache, pat),
-                                      recursive=True))
-        for cand in cands:
+        cache = cache_dir()
+        # the glob walks the whole cache (chroots, kernels: a minute or
+        # more), so only when the test bed's own copy is not there
+        def cands():
+            yield os.path.join(cache, 'tools', 'iproute2-bpo', 'tc')
+            for pat in ('**/sbin/tc', '**/bin/tc'):
+                yield from sorted(glob.glob(os.path.join(cache, pat),
+                                            recursive=True))
+        for cand in cands():
             cv = tc_version(cand) if os.access(cand, os.X_OK) else None
             if cv and cv.startswith('6.15'):
                 new = cand
                 break
+    # Debian 12's i386 tc with the -m32 plugin (tests/testbed/kernels.sh
+    # tools fetches the root)
+    root = os.environ.get('TC_I386_ROOT') or os.path.join(
+        cache_dir(), 'tools', 'i386-tc', 'root')
+    iv = None
+    if os.access(os.path.join(root, 'sbin', 'tc'), os.X_OK):
+        iv = tc_version(i386_argv(root))
+    if iv:
+        i386 = ('tc-%s-i386' % iv, i386_argv(root))
+    elif not shutil.which('qemu-i386'):
+        missing.append(('tc-i386', 'qemu-i386 not found (Debian: qemu-user)'))
+    else:
+        missing.append(('tc-i386', 'no i386 tc that runs under qemu-i386 in '
+                        '%s: set TC_I386_ROOT, or fetch it with '
+                        'tests/testbed/kernels.sh tools' % root))
     if new:
         nv = tc_version(new) if os.access(new, os.X_OK) else None
         if nv and (not tcs or nv != tcs[0][0][3:]):
@@ -111,6 +142,8 @@ def find_tcs():
         missing.append(('tc-6.15', 'no bookworm-backports tc 6.15 found: set '
                         'TC_NEW=/path/to/tc, or fetch it with '
                         'tests/testbed/kernels.sh tools'))
+    if iv:
+        tcs.append(i386)
     return tcs, missing
 
 
@@ -120,21 +153,34 @@ class Tc:
         self.log = os.path.join(tmp, 'nl-%s.log' % label)
 
     def run(self, args, fake_ack=False, dump=None, class_dump=None):
-        env = dict(os.environ)
-        env.update(TC_LIB_DIR=PLUGIN_DIR, LD_BIND_NOW='1', LD_PRELOAD=SHIM,
-                   NLSHIM_LOG=self.log, LC_ALL='C')
-        env.pop('NLSHIM_FAKE_ACK', None)
-        env.pop('NLSHIM_DUMP', None)
-        env.pop('NLSHIM_CLASS_DUMP', None)
+        i386 = isinstance(self.path, list)
+        out = OUT_I386 if i386 else OUT
+        tc_env = dict(TC_LIB_DIR=OUT_I386 if i386 else PLUGIN_DIR,
+                      LD_BIND_NOW='1', LD_PRELOAD=os.path.join(out, 'nlshim.so'),
+                      NLSHIM_LOG=self.log, LC_ALL='C')
         if class_dump:
-            env['NLSHIM_CLASS_DUMP'] = class_dump
+            tc_env['NLSHIM_CLASS_DUMP'] = class_dump
         if fake_ack:
-            env['NLSHIM_FAKE_ACK'] = '1'
+            tc_env['NLSHIM_FAKE_ACK'] = '1'
         if dump:
-            env['NLSHIM_DUMP'] = dump
+            tc_env['NLSHIM_DUMP'] = dump
+        env = dict(os.environ)
+        for k in ('NLSHIM_FAKE_ACK', 'NLSHIM_DUMP', 'NLSHIM_CLASS_DUMP'):
+            env.pop(k, None)
+        if i386:
+            # the guest's environment through qemu's -E: an LD_PRELOAD in
+            # qemu's own would make the host's ld.so complain about the
+            # 32-bit shim on stderr
+            argv = self.path[:1] + [a for k, v in sorted(tc_env.items())
+                                    for a in ('-E', '%s=%s' % (k, v))]
+            argv += self.path[1:]
+            env['LC_ALL'] = 'C'
+        else:
+            argv = [self.path]
+            env.update(tc_env)
         if os.path.exists(self.log):
             os.unlink(self.log)
-        p = subprocess.run([self.path] + args, capture_output=True, text=True,
+        p = subprocess.run(argv + args, capture_output=True, text=True,
                            env=env, timeout=30)
         sent = open(self.log).read() if os.path.exists(self.log) else ''
         if VERBOSE:
@@ -723,6 +769,8 @@ def check_install(tcs):
     if libs:
         libdir = '/' + os.path.dirname(libs[0])
         for label, path in tcs:
+            if isinstance(path, list):
+                continue    # the i386 tc: make install is the host's
             blob = open(path, 'rb').read()
             m = re.search(rb'exec\s+(/\S+)', blob) if blob[:2] == b'#!' else None
             if m:   # the test bed's wrapper script: look at the binary
@@ -765,7 +813,8 @@ def main():
     for label, why in missing:
         result(False, '%s: all %d tc cases' % (label, per_tc), why)
     for label, path in tcs:
-        print('# %s = %s' % (label, path))
+        print('# %s = %s' % (label, ' '.join(path) if isinstance(path, list)
+                              else path))
         tc = Tc(label, path, tmp)
         check_help(tc)
         check_bad(tc)

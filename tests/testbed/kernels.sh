@@ -14,12 +14,14 @@
 #                                ABI (6.1-686-pae, 6.12-arm64, 7.2-arm64;
 #                                line_cross_targets) and Debian's cross gcc
 #                                for it; env adds CROSS_ARCH CROSS_BIN CROSS_VARS
-#   kernels.sh tools             fetch tc 6.15 (bookworm-backports) and the
+#   kernels.sh tools             fetch tc 6.15 (bookworm-backports), Debian
+#                                12's i386 tc (with its libraries) and the
 #                                tc-testing / checkpatch extracts of
 #                                linux-source-6.1 and linux-source-6.12
 #   kernels.sh path WHAT [LINE]  print a path: tdc [LINE] (tc-testing dir of
 #                                the matching source, default 6.12),
-#                                checkpatch, tc615, kdir LINE, vmlinuz LINE
+#                                checkpatch, tc615, tc-i386-root, kdir LINE,
+#                                vmlinuz LINE
 #   kernels.sh resolve LINE      print the line's current image package
 #
 # Lines: 6.1 6.12 7.2 7.2-rt (6.x = bookworm builds, 7.x = sid builds).
@@ -402,14 +404,40 @@ fetch_source() {   # fetch_source 6.1|6.12: tc-testing + checkpatch extracts
 	rm -rf "$dst"; mv "$dst.tmp" "$dst"
 }
 
+# fetch_tc_i386: Debian 12's i386 tc and the libraries it needs, for the
+# tc plugin's 32-bit host cases (qemu-i386 -L runs it: this host's kernel
+# runs no i386 binaries).  debootstrap --foreign only downloads and
+# unpacks the essential set; the rest (iproute2 and its libraries) is
+# extracted here from the .debs it fetched.  Nothing runs in the root.
+fetch_tc_i386() {
+	local dst=$TOOLS/i386-tc root d
+	[ -e "$dst/.done" ] && return 0
+	need_pkgs debootstrap debian-archive-keyring || return 1
+	root=$dst.tmp/root
+	rm -rf "$dst.tmp"; mkdir -p "$dst.tmp"
+	log "fetching Debian 12's i386 tc (debootstrap --foreign, minbase + iproute2)"
+	debootstrap --foreign --arch=i386 --variant=minbase --include=iproute2 \
+		--keyring="$KEYRING" bookworm "$root" "$MIRROR" > "$dst.tmp/debootstrap.log" 2>&1 ||
+		{ tail -5 "$dst.tmp/debootstrap.log" >&2; die "debootstrap --foreign --arch=i386 failed"; }
+	while read -r _ d; do
+		dpkg-deb -x "$root$d" "$root" || die "dpkg-deb -x $d failed"
+	done < "$root/debootstrap/debpaths"
+	rm -rf "$root/var/cache/apt/archives"/*.deb
+	[ -x "$root/sbin/tc" ] || die "no sbin/tc in the i386 root"
+	rm -rf "$dst"; mv "$dst.tmp" "$dst"
+	touch "$dst/.done"
+}
+
 fetch_tools() {
 	if ! papt_update; then
 		[ -e "$TOOLS/iproute2-bpo/.done" ] && [ -e "$TOOLS/linux-source-6.12/.done" ] &&
-			[ -e "$TOOLS/linux-source-6.1/.done" ] && return 0
+			[ -e "$TOOLS/linux-source-6.1/.done" ] && [ -e "$TOOLS/i386-tc/.done" ] &&
+			return 0
 		die "tools: cannot read the Debian package lists (offline?)"
 	fi
 	mkdir -p "$TOOLS"
 	fetch_tc615
+	fetch_tc_i386
 	fetch_source 6.1
 	fetch_source 6.12
 }
@@ -421,11 +449,12 @@ path_of() {
 		*) echo "$TOOLS/linux-source-6.12/tools/testing/selftests/tc-testing";; esac ;;
 	checkpatch) echo "$TOOLS/linux-source-6.12/scripts/checkpatch.pl" ;;
 	tc615) echo "$TOOLS/iproute2-bpo/tc" ;;
+	tc-i386-root) echo "$TOOLS/i386-tc/root" ;;
 	kdir|vmlinuz)
 		[ -n "${2:-}" ] || die "path $1 needs a LINE"
 		# shellcheck disable=SC1090
 		( . "$(line_env "$2")"; if [ "$1" = kdir ]; then echo "$KDIR"; else echo "$VMLINUZ"; fi ) ;;
-	*) die "path: unknown '$1' (tdc, checkpatch, tc615, kdir, vmlinuz)" ;;
+	*) die "path: unknown '$1' (tdc, checkpatch, tc615, tc-i386-root, kdir, vmlinuz)" ;;
 	esac
 }
 
@@ -453,7 +482,7 @@ fetch-cross)
 tools) with_lock; fetch_tools ;;
 path) path_of "$@" ;;
 resolve) papt_update >/dev/null; resolve "${1:?LINE}" ;;
-*) sed -n '3,26p' "$0" | sed 's/^# \{0,1\}//'; exit 1 ;;
+*) sed -n '3,29p' "$0" | sed 's/^# \{0,1\}//'; exit 1 ;;
 esac
 exit
 }
