@@ -403,8 +403,13 @@ static void softmq_count(struct softmq_sched_data *q,
 	u64_stats_update_end(&cs->syncp);
 }
 
-/* Consumer: @skb leaves the queue (sent, or freed by reset). */
-static void softmq_uncharge(struct softmq_sched_data *q, struct sk_buff *skb)
+/*
+ * Consumer: @skb leaves the queue (sent, or freed by reset).  Always
+ * inlined: once per packet, and out of line it was a call and a return
+ * around two compares.
+ */
+static __always_inline void softmq_uncharge(struct softmq_sched_data *q,
+					    struct sk_buff *skb)
 {
 	softmq_bound_uncharge(&q->pkts, &q->deq_pkts, -1);
 	softmq_bound_uncharge(&q->memory, &q->deq_mem,
