@@ -637,10 +637,15 @@ static inline unsigned long softmq_active_next_wrap(const unsigned long *map,
 	return smq_ffs(after ? after : w);
 }
 
+/* The first "a ring woke" bit of the hint word; the band bits are below. */
+#define SOFTMQ_BAND_WOKE	8
+
 /*
  * Band hints: one bit per band in a word beside the marks, "this band may
  * have a marked ring", so the consumer skips an empty band without scanning
- * its bitmap (flows 1024: 16 words, for each empty band on every dequeue).
+ * its bitmap (flows 1024: 16 words, for each empty band on every dequeue);
+ * and one per band at SOFTMQ_BAND_WOKE + band, "a ring of this band woke
+ * since the consumer last looked for new ones" (softmq_band_woke_take()).
  *
  * Producer, after it marked a ring of @band (softmq_active_set(), or its
  * helper re-mark).  The barrier orders that mark before the hint read; the
@@ -654,6 +659,28 @@ static inline void softmq_band_note(unsigned long *hints, unsigned int band)
 	smq_mb_after_atomic();
 	if (!smq_test_bit(band, hints))
 		smq_set_bit(band, hints);
+	if (!smq_test_bit(SOFTMQ_BAND_WOKE + band, hints))
+		smq_set_bit(SOFTMQ_BAND_WOKE + band, hints);
+}
+
+/*
+ * Consumer, before it looks for rings of @band that woke (marked, not yet
+ * met: new flows).  True if one may have woken since it last looked: the
+ * bit is cleared, then the scan.  Both sides store, full barrier, load, as
+ * for the hint: a producer that finds the bit still set marked before our
+ * clear, and the scan after it finds the ring.  Backlogged rings do not
+ * wake, so a busy band costs one load here instead of a scan of its
+ * bitmap on every dequeue.  A ring missed here only loses its place as a
+ * new flow: the round robin serves every marked ring.
+ */
+static inline bool softmq_band_woke_take(unsigned long *hints,
+					 unsigned int band)
+{
+	if (!smq_test_bit(SOFTMQ_BAND_WOKE + band, hints))
+		return false;
+	smq_clear_bit(SOFTMQ_BAND_WOKE + band, hints);
+	smq_mb_after_atomic();
+	return true;
 }
 
 /* Consumer.  False only if no ring of @band was marked when the bit was read. */

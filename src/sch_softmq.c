@@ -52,6 +52,8 @@
 #include "softmq_ring.h"
 
 #define SOFTMQ_MAX_BANDS	3
+/* A hint word's band bits, without its "a ring woke" bits. */
+#define softmq_hinted(hints)	((hints) & GENMASK(SOFTMQ_MAX_BANDS - 1, 0))
 /*
  * A ring spills an item into its first two words (struct softmq_spill): for
  * a queued skb, its list linkage, which is the qdisc's while it holds it.
@@ -60,6 +62,7 @@ static_assert(offsetof(struct sk_buff, next) ==
 	      offsetof(struct softmq_spill, next));
 static_assert(offsetof(struct sk_buff, prev) ==
 	      offsetof(struct softmq_spill, pos));
+static_assert(SOFTMQ_MAX_BANDS <= SOFTMQ_BAND_WOKE);
 /* Each ring is a class, minor band * rings + index + 1: 16 bits (TC_H_MIN). */
 #define SOFTMQ_MAX_CLASSES	TC_H_MIN_MASK
 /* How long change() waits for a previous geometry to drain, and how often it looks. */
@@ -117,9 +120,10 @@ struct softmq_table {
 	struct softmq_ring	**rings;	/* [band * nr_rings + idx] */
 
 	/*
-	 * Bit b: band b may have a marked ring (softmq_band_note/_retire).
+	 * Bit b: band b may have a marked ring (softmq_band_note/_retire);
+	 * bit SOFTMQ_BAND_WOKE + b: one may have woken (_woke_take).
 	 * Producers read it on a ring's wake edge and write it only when the
-	 * consumer has cleared it: its own line, off the header and cursors.
+	 * consumer has cleared a bit: its own line, off the header and cursors.
 	 */
 	unsigned long		band_hints ____cacheline_aligned_in_smp;
 
@@ -131,6 +135,8 @@ struct softmq_table {
 	u32			round[SOFTMQ_MAX_BANDS];
 	/* Bits set in known[band]. */
 	u32			known_rings[SOFTMQ_MAX_BANDS];
+	/* Rings took the band's WOKE bit that a scan has not yet found. */
+	bool			woke_pending[SOFTMQ_MAX_BANDS];
 	/*
 	 * Set by change() once no producer can reach this table (release;
 	 * the consumer reads it with acquire, so it sees every push that was
@@ -729,9 +735,16 @@ static struct sk_buff *softmq_band_dequeue_new(struct Qdisc *sch,
 	for (;;) {
 		idx = t->new_idx[band];
 		if (idx >= n) {
-			idx = softmq_active_first_andnot(active, known, n);
-			if (idx >= n)
+			/* No ring woke since a scan found none: no scan. */
+			if (!t->woke_pending[band] &&
+			    !softmq_band_woke_take(&t->band_hints, band))
 				return NULL;
+			t->woke_pending[band] = true;
+			idx = softmq_active_first_andnot(active, known, n);
+			if (idx >= n) {
+				t->woke_pending[band] = false;
+				return NULL;
+			}
 			__set_bit(idx, known);
 			t->known_rings[band]++;
 			ring = READ_ONCE(rings[idx]);
@@ -968,7 +981,7 @@ static struct sk_buff *softmq_dequeue_tables(struct Qdisc *sch, bool *busy)
 	 * The empty dequeue that ends each burst, per packet at low load,
 	 * stops at this load.
 	 */
-	if (!READ_ONCE(t->band_hints))
+	if (!softmq_hinted(READ_ONCE(t->band_hints)))
 		return NULL;
 	return softmq_table_dequeue(sch, t, busy);
 }
@@ -1049,7 +1062,8 @@ static struct sk_buff *softmq_dequeue(struct Qdisc *sch)
 {
 	struct softmq_sched_data *q = qdisc_priv(sch);
 
-	if (!q->draining && !READ_ONCE(softmq_table_locked(sch)->band_hints) &&
+	if (!q->draining &&
+	    !softmq_hinted(READ_ONCE(softmq_table_locked(sch)->band_hints)) &&
 	    !(READ_ONCE(sch->state) & QDISC_STATE_NON_EMPTY)) {
 		softmq_uncharge_flush(q);
 		return NULL;
@@ -1147,6 +1161,7 @@ static void softmq_table_purge(struct Qdisc *sch, struct softmq_table *t)
 		bitmap_zero(t->known[band], t->nr_rings);
 		t->known_rings[band] = 0;
 		t->new_idx[band] = t->nr_rings;
+		t->woke_pending[band] = false;
 		t->cursor[band] = 0;
 		softmq_band_retire(&t->band_hints, band, active, t->nr_rings);
 	}

@@ -701,11 +701,20 @@ static void t_band_hints(void **state)
 	assert_true(softmq_band_maybe(&hints, 1));
 	assert_false(softmq_band_maybe(&hints, 0));
 	softmq_band_note(&hints, 1);			/* already set: unchanged */
-	assert_int_equal(hints, 2);
+	assert_int_equal(hints, 2UL | 1UL << (SOFTMQ_BAND_WOKE + 1));
 
-	/* nothing marked: retired, hint clear */
+	/* nothing marked: retired, hint clear; the woke bit is the scan's */
 	assert_true(softmq_band_retire(&hints, 1, map, 100));
+	assert_int_equal(hints, 1UL << (SOFTMQ_BAND_WOKE + 1));
+	assert_false(softmq_band_woke_take(&hints, 0));
+	assert_true(softmq_band_woke_take(&hints, 1));	/* taken once */
+	assert_false(softmq_band_woke_take(&hints, 1));
 	assert_int_equal(hints, 0);
+	/* a wake after the take sets it again, the hint too */
+	softmq_band_note(&hints, 1);
+	assert_true(softmq_band_woke_take(&hints, 1));
+	assert_int_equal(hints, 2);
+	assert_true(softmq_band_retire(&hints, 1, map, 100));
 
 	/* a mark anywhere in [0, n): kept, hint set again */
 	softmq_band_note(&hints, 2);
