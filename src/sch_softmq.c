@@ -1002,7 +1002,7 @@ static void softmq_codel_report(struct Qdisc *sch)
 	q->cstats.drop_len = 0;
 }
 
-static noinline struct sk_buff *softmq_dequeue_queued(struct Qdisc *sch)
+static struct sk_buff *softmq_dequeue(struct Qdisc *sch)
 {
 	struct softmq_sched_data *q = qdisc_priv(sch);
 	bool need_retry = true;
@@ -1048,27 +1048,6 @@ retry:
 		set_bit(__QDISC_STATE_DRAINING, &sch->state);
 	softmq_uncharge_flush(q);
 	return NULL;
-}
-
-/*
- * The dequeue that ends each burst (per packet at low load) finds no band
- * hinted, no old table draining and no producer that lost the seqlock
- * (MISSED, or DRAINING left by a push in flight): it returns here, what
- * softmq_dequeue_queued() would return after the same three reads in the
- * same order, without its frame (hence noinline above: inlined, its
- * register saves and stack canary came first).
- */
-static struct sk_buff *softmq_dequeue(struct Qdisc *sch)
-{
-	struct softmq_sched_data *q = qdisc_priv(sch);
-
-	if (!q->draining &&
-	    !softmq_hinted(READ_ONCE(softmq_table_locked(sch)->band_hints)) &&
-	    !(READ_ONCE(sch->state) & QDISC_STATE_NON_EMPTY)) {
-		softmq_uncharge_flush(q);
-		return NULL;
-	}
-	return softmq_dequeue_queued(sch);
 }
 
 /*
