@@ -47,8 +47,10 @@
  * band in a hint word (softmq_band_note) that lets the consumer skip an
  * empty band without a scan; the consumer clears a hint only after a scan
  * found no mark, and scans once more after the clear (softmq_band_retire).
- * No producer writes shared state on every packet except the ring it
- * pushes to.
+ * The same word has a WOKE bit per band, set beside the hint, that the
+ * consumer takes before it looks for rings it has not met yet
+ * (softmq_band_woke_take).  No producer writes shared state on every
+ * packet except the ring it pushes to.
  */
 #ifndef _SOFTMQ_RING_H
 #define _SOFTMQ_RING_H

@@ -15,7 +15,8 @@
  *    an RCU read-side section, without any qdisc lock.  It reads q->table,
  *    pushes into one ring and touches only per-CPU counters, that ring, and
  *    on the ring's empty -> non-empty edge its "active" bit and (read, and
- *    written only after the consumer cleared it) its band's hint bit.
+ *    written only after the consumer cleared them) its band's hint and
+ *    WOKE bits.
  *  - softmq_dequeue()/softmq_reset() are the consumer, serialized by
  *    sch->seqlock (or the root lock when a classful parent cleared NOLOCK).
  *  - softmq_change() holds RTNL; it excludes the consumer with the same lock
@@ -135,7 +136,10 @@ struct softmq_table {
 	u32			round[SOFTMQ_MAX_BANDS];
 	/* Bits set in known[band]. */
 	u32			known_rings[SOFTMQ_MAX_BANDS];
-	/* Rings took the band's WOKE bit that a scan has not yet found. */
+	/*
+	 * The band's WOKE bit was taken (or a reset left rings marked but
+	 * unknown), and no scan for new rings has come back empty since.
+	 */
 	bool			woke_pending[SOFTMQ_MAX_BANDS];
 	/*
 	 * Set by change() once no producer can reach this table (release;
@@ -1140,7 +1144,11 @@ static void softmq_table_purge(struct Qdisc *sch, struct softmq_table *t)
 		bitmap_zero(t->known[band], t->nr_rings);
 		t->known_rings[band] = 0;
 		t->new_idx[band] = t->nr_rings;
-		t->woke_pending[band] = false;
+		/*
+		 * A ring whose push was in flight stays marked and is now
+		 * unknown, and its push woke nothing: look for it once.
+		 */
+		t->woke_pending[band] = true;
 		t->cursor[band] = 0;
 		softmq_band_retire(&t->band_hints, band, active, t->nr_rings);
 	}

@@ -431,15 +431,15 @@ inline band_dequeue()
 	   fi;
 
 	   /* softmq_ring_retire() */
-	   atomic {				/* H:748 long t = smq_tail_read(&r->tail); */
+	   atomic {				/* H:750 long t = smq_tail_read(&r->tail); */
 		t2 = tail[idx];
-		ok = (t2 / 2 == head[idx])	/* H:750 if (softmq_ring_pos(t) != r->head) */
+		ok = (t2 / 2 == head[idx])	/* H:752 if (softmq_ring_pos(t) != r->head) */
 	   };
 	   if
 	   :: ok ->
 #ifndef MUT_RETIRE_ORDER
-		mark[idx] = 0;			/* H:752 smq_clear_bit(idx, map); */
-		atomic {			/* H:758 if (smq_tail_try_cmpxchg(&r->tail, &t, t | SOFTMQ_RING_IDLE)) */
+		mark[idx] = 0;			/* H:754 smq_clear_bit(idx, map); */
+		atomic {			/* H:760 if (smq_tail_try_cmpxchg(&r->tail, &t, t | SOFTMQ_RING_IDLE)) */
 			if
 			:: tail[idx] == t2 -> tail[idx] = t2 | 1
 			:: else -> ok = 0
@@ -457,7 +457,7 @@ inline band_dequeue()
 #endif
 		if
 #ifndef MUT_RETIRE_NOSET
-		:: !ok -> mark[idx] = 1		/* H:760 smq_set_bit(idx, map); */
+		:: !ok -> mark[idx] = 1		/* H:762 smq_set_bit(idx, map); */
 #endif
 		:: else -> skip
 		fi
