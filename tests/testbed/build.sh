@@ -30,12 +30,15 @@ SOFTMQ_VERSION=$(git -C "$REPO" describe --tags --always --dirty 2>/dev/null) ||
 # (a cross target's: with its cross gcc first on PATH, and the Debian host
 # architecture its headers' .kernelvariables asks for).
 kmake() {
-	local dir=$1 logf=$2 rc=0 path=$PATH
+	local dir=$1 logf=$2 rc=0 path=$PATH libs=${LD_LIBRARY_PATH:-}
 	# shellcheck disable=SC2206
 	local vars=(${CROSS_VARS:-})
-	[ -n "${CROSS_BIN:-}" ] && path=$CROSS_BIN:$PATH
+	# The extracted cross binutils load their libbfd from beside them.
+	[ -n "${CROSS_BIN:-}" ] && path=$CROSS_BIN:$PATH &&
+		libs=${CROSS_BIN%/bin}/lib/x86_64-linux-gnu${libs:+:$libs}
 	if [ "$TOOLCHAIN" = host ]; then
-		PATH=$path make -C "$KDIR" M="$dir" W=1 -j"$JOBS" SOFTMQ_VERSION="$SOFTMQ_VERSION" \
+		PATH=$path LD_LIBRARY_PATH=$libs \
+			make -C "$KDIR" M="$dir" W=1 -j"$JOBS" SOFTMQ_VERSION="$SOFTMQ_VERSION" \
 			"${vars[@]}" modules > "$logf" 2>&1 || rc=$?
 	else
 		"$TB_DIR/sidroot.sh" run --bind "$dir" -- \

@@ -248,6 +248,8 @@ fetch_cross() {
 			done
 			"$tcdir/usr/bin/$gnu-$gccv" --version > /dev/null ||
 				die "$target: the extracted $gnu-$gccv does not run"
+			LD_LIBRARY_PATH=$tcdir/usr/lib/x86_64-linux-gnu "$tcdir/usr/bin/$gnu-as" --version > /dev/null ||
+				die "$target: the extracted $gnu-as does not run"
 			touch "$tcdir/.done"
 		fi
 		tcdir=$tcdir/usr/bin
