@@ -12,6 +12,9 @@
 #  2. one boot whose guest panics in the middle of a script (sysrq c; the
 #     guest boots with oops=panic panic=-1): vm.sh must exit non-zero and
 #     count a FAIL naming that script, the later one never run;
+#     then one whose guest hangs (warnme mode=3: a CPU spinning with
+#     preemption off): vm.sh must call it hung from the soft lockup,
+#     name where the vCPUs are, and end it in minutes, not at --timeout;
 #  3. a build that fails: make check-quick on a copy of the tree whose
 #     source does not compile must exit non-zero, say which build failed
 #     (and name it again after the summary), and boot nothing; then, in
@@ -104,6 +107,34 @@ if grep -q 'Kernel panic' "$log" && ! grep -qE '^PASS sabotage-(crash-survived|a
 	pass selftest-crash-worked
 else
 	fail selftest-crash-worked "no kernel panic, or a script ran after it: the sabotage did not sabotage (log: ${log#"$REPO"/})"
+fi
+
+# ---------------------------------------------------------------- 2b. hang
+# A kernel that stops making progress (a CPU spinning with preemption off
+# while the script waits on it) cannot end its own run: vm.sh must see
+# the soft lockup, say where the vCPUs are and fail the script long
+# before --timeout.
+cat > "$W/vm/h1-hang.sh" <<EOF
+echo "PASS sabotage-hang-armed"
+insmod $REPO/build/$LINE/modules/warnme/warnme.ko mode=3 seconds=900
+echo "PASS sabotage-hang-survived"
+EOF
+log=$W/vm-hang.log
+t0=$(now)
+SOFTMQ_LOCKUP_S=30 "$TB_DIR/vm.sh" --kernel "$LINE" --no-prepare --no-retry \
+	--results "$W/results-hang" --timeout 600 "$W/vm/h1-hang.sh" > "$log" 2>&1
+rc=$?
+t=$(( $(now) - t0 ))
+if [ $rc -ne 0 ]; then pass selftest-hang-exit-status
+else fail selftest-hang-exit-status "vm.sh exited 0 on a run whose guest hung (log: ${log#"$REPO"/})"; fi
+expect selftest-hang-named "a guest that hung during a script did not fail that script as hung" "$log" \
+	'^FAIL h1-hang.sh: guest hung \(soft lockup'
+expect selftest-hang-where "vm.sh did not say where the hung vCPUs were" "$W/results-hang/hang.txt" \
+	'^  CPU#[0-9]+: '
+if [ $t -lt 300 ] && ! grep -q '^PASS sabotage-hang-survived' "$log"; then
+	pass selftest-hang-quick "ended ${t}s after the boot began"
+else
+	fail selftest-hang-quick "the hung run took ${t}s, or the script went on (log: ${log#"$REPO"/})"
 fi
 
 # ---------------------------------------------------------------- 3. build

@@ -225,12 +225,39 @@ BOOT_RE='Kernel panic|Oops|BUG:|rcu_[a-z]+ (self-)?detected stall|rcu: INFO|SOFT
 CONSOLE=$RESULTS/console.log
 start_ts=$(now)
 
-# run_vm ATTEMPT: boots once; sets VM_STATE to done|crashed|boot-failed|timeout
+# A guest whose kernel reports a soft lockup of LOCKUP_S seconds or more
+# is hung: nothing in it can end the script (its harness's timeout is a
+# guest process), so the run would sit until --timeout.  vm.sh asks
+# QEMU's monitor where each vCPU is (vcpu-pcs.py, named from System.map)
+# and ends the run as a failure at once.
+LOCKUP_S=${SOFTMQ_LOCKUP_S:-120}
+MONITOR=${TMPDIR:-/tmp}/softmq-qmon.$$
+trap 'rm -f "$MONITOR"' EXIT
+SYSMAP=$KROOT/boot/System.map-$ABI
+
+# hang_check CONSOLE: true (and $RESULTS/hang.txt written) when the guest
+# reported a soft lockup of LOCKUP_S seconds or more
+hang_check() {
+	local s
+	s=$(grep -a -oE 'soft lockup - CPU#[0-9]+ stuck for [0-9]+s' "$1" | tail -n 1 |
+		sed -E 's/.* ([0-9]+)s$/\1/')
+	[ -n "$s" ] && [ "$s" -ge "$LOCKUP_S" ] || return 1
+	{
+		echo "guest hung: $(grep -a -oE 'soft lockup - CPU#[0-9]+ stuck for [0-9]+s!.*' "$1" | tail -n 1 | tr -d '\r')"
+		echo "where the vCPUs are (QEMU monitor, 5 samples; System.map of $ABI):"
+		python3 "$TB_DIR/vcpu-pcs.py" "$MONITOR" "$SYSMAP" "$(cat "$RESULTS/stext" 2>/dev/null)" 5 2>&1 |
+			sed 's/^/  /'
+	} > "$RESULTS/hang.txt"
+	return 0
+}
+
+# run_vm ATTEMPT: boots once; sets VM_STATE to done|crashed|boot-failed|timeout|hung
 run_vm() {
-	local con=$CONSOLE.$1 pid tailpid t0 ready=0 st
+	local con=$CONSOLE.$1 pid tailpid t0 ready=0 st n=0
 	: > "$con"
 	t0=$(now)
-	"${QEMU[@]}" -serial "file:$con" < /dev/null > "$con.qemu" 2>&1 &
+	rm -f "$MONITOR"
+	"${QEMU[@]}" -monitor "unix:$MONITOR,server=on,wait=off" -serial "file:$con" < /dev/null > "$con.qemu" 2>&1 &
 	pid=$!
 	tail -n +1 -f --pid=$pid "$con" 2>/dev/null &
 	tailpid=$!
@@ -251,6 +278,12 @@ run_vm() {
 		if [ $(( $(now) - start_ts )) -ge "$TIMEOUT" ]; then
 			log "wall-clock timeout (${TIMEOUT}s), killing the VM"
 			VM_STATE=timeout; break
+		fi
+		n=$((n + 1))
+		if [ $ready = 1 ] && [ $((n % 20)) = 0 ] && hang_check "$con"; then
+			sed 's/^/    /' "$RESULTS/hang.txt" >&2
+			log "the guest is hung; killing the VM"
+			VM_STATE=hung; break
 		fi
 	done
 	if kill -0 $pid 2>/dev/null; then
@@ -360,9 +393,13 @@ boot-failed)
 	echo "FAIL vm-$LINE-boot: the guest did not come up (attempts: $attempt), console: ${CONSOLE#"$REPO"/}"
 	grep -E -B2 -A25 "$BOOT_RE" "$CONSOLE.$attempt" | head -n 60 | sed 's/^/    | /' || true
 	F=$((F + 1));;
-crashed|timeout)
+crashed|timeout|hung)
 	last=$(grep -a '^=== RUN ' "$CONSOLE.$attempt" | tail -n 1 | tr -d '\r' | sed 's/^=== RUN //')
-	why=$([ "$VM_STATE" = timeout ] && echo "wall-clock timeout" || echo "guest crashed")
+	case "$VM_STATE" in
+	timeout) why="wall-clock timeout";;
+	hung) why="guest hung ($(head -n 1 "$RESULTS/hang.txt" | sed 's/^guest hung: //'); ${RESULTS#"$REPO"/}/hang.txt)";;
+	*) why="guest crashed";;
+	esac
 	started=$(grep -a -c '^=== RUN ' "$CONSOLE.$attempt" || true)
 	notrun=$(( ${#SCRIPTS[@]} - started ))
 	more=""

@@ -12,6 +12,8 @@
  *   mode=0  WARN once (default)
  *   mode=1  read one byte past a kmalloc(8) object (KASAN)
  *   mode=2  two CPUs increment one plain counter for a second (KCSAN)
+ *   mode=3  spin with preemption off for @seconds: a soft lockup, which
+ *           tests/testbed/vm.sh must call a hung guest (selftest.sh)
  */
 #include <linux/bug.h>
 #include <linux/cpumask.h>
@@ -25,7 +27,11 @@
 
 static int mode;
 module_param(mode, int, 0444);
-MODULE_PARM_DESC(mode, "0: WARN (default), 1: out-of-bounds read (KASAN), 2: data race (KCSAN)");
+MODULE_PARM_DESC(mode, "0: WARN (default), 1: out-of-bounds read (KASAN), 2: data race (KCSAN), 3: soft lockup");
+
+static unsigned int seconds = 300;
+module_param(seconds, uint, 0444);
+MODULE_PARM_DESC(seconds, "mode 3: how long the CPU spins");
 
 /* A variable, so the compiler cannot see the overflow and warn at build. */
 static unsigned int warnme_oob_at = 8;
@@ -75,9 +81,23 @@ static void warnme_race(void)
 	pr_info("softmq-warnme: racy counter %lu\n", warnme_shared);
 }
 
+/* Interrupts stay on: jiffies advances and the watchdog sees the lockup. */
+static void warnme_lockup(void)
+{
+	unsigned long end = jiffies + seconds * HZ;
+
+	preempt_disable();
+	while (time_before(jiffies, end))
+		cpu_relax();
+	preempt_enable();
+}
+
 static int __init warnme_init(void)
 {
 	switch (mode) {
+	case 3:
+		warnme_lockup();
+		break;
 	case 1:
 		warnme_oob();
 		break;
