@@ -33,7 +33,7 @@ export SOFTMQ_CACHE=$CACHE
 QUICK=0
 [ "${1:-}" = --quick ] && { QUICK=1; shift; }
 LINES=("$@")
-[ ${#LINES[@]} -gt 0 ] || LINES=(6.1 6.12 7.2 7.2-rt)
+[ ${#LINES[@]} -gt 0 ] || LINES=(6.1 6.12 7.2 7.2-rt 6.1-686-pae)
 if [ $QUICK = 1 ]; then
 	[ $# -gt 0 ] || LINES=(6.12)
 	[ ${#LINES[@]} -eq 1 ] || die "check-quick takes one line"
@@ -45,11 +45,16 @@ fi
 # touched REGEX: the change touches a path matching REGEX (always, unless quick)
 touched() { [ $QUICK = 0 ] || echo "$CHANGED" | grep -qE "$1"; }
 LOGDIR=$REPO/build/check
-# The Debian lines (the sanitizer lines are kernels we build ourselves).
+# The Debian amd64 lines (the sanitizer lines are kernels we build
+# ourselves; a cross line, 6.1-686-pae or 6.12-arm64, boots another
+# architecture and has its W=1 build in the lint suite already).
 debian_lines=()
 for line in "${LINES[@]}"; do
-	case $line in *-kasan|*-kcsan) ;; *) debian_lines+=("$line");; esac
+	case $line in *-kasan|*-kcsan) ;; *) is_cross_line "$line" || debian_lines+=("$line");; esac
 done
+# make check runs these on a cross line (the smoke: load, configure,
+# unload, traffic through the rings), make check-full every script
+CROSS_SMOKE="10-lifecycle.sh 20-traffic.sh"
 # make demo's line (tests/demo.sh's default) if it is checked, else the
 # first Debian line; none for make check-debug
 DEMO_LINE=${debian_lines[0]:-}
@@ -248,12 +253,20 @@ for line in "${LINES[@]}"; do
 		finish_group "$line" $(( $(now) - t )); continue
 	fi
 	logf=$LOGDIR/$line-vm.log
+	line_tests=${VM_TESTS:-}
 	if [ $QUICK = 1 ]; then
-		VM_TESTS=$(quick_vm_tests)
-		export VM_TESTS
-		echo "(check-quick: VM scripts $VM_TESTS)"
+		line_tests=$(quick_vm_tests)
+		echo "(check-quick: VM scripts $line_tests)"
+	elif is_cross_line "$line" && [ "${SOFTMQ_FULL:-0}" != 1 ] && [ -z "${VM_TESTS:-}" ]; then
+		line_tests=$CROSS_SMOKE
+		for f in "$REPO"/tests/vm/[0-9]*.sh; do
+			b=$(basename "$f")
+			case " $CROSS_SMOKE " in *" $b "*) continue;; esac
+			echo "SKIP vm-$line-${b%.sh}: make check runs ${CROSS_SMOKE// /, } on a cross line, make check-full every script"
+			S=$((S + 1))
+		done
 	fi
-	"$TB_DIR/vm.sh" --kernel "$line" --no-prepare ${VM_SMP:+--smp $VM_SMP} \
+	VM_TESTS=$line_tests "$TB_DIR/vm.sh" --kernel "$line" --no-prepare ${VM_SMP:+--smp $VM_SMP} \
 		${VM_MEM:+--mem $VM_MEM} 2>&1 | tee "$logf"
 	# vm.sh's own status, not tee's: the log's last summary line can be
 	# the guest harness's (the console is echoed), which a vm.sh that

@@ -4,7 +4,8 @@
 #
 #   build.sh LINE          (the line must be fetched: kernels.sh fetch LINE)
 #   build.sh TARGET        a cross target (kernels.sh fetch-cross TARGET):
-#                          sch_softmq.ko only, with W=1 as for the lines
+#                          sch_softmq.ko only, with W=1 as for the lines;
+#                          with the test modules once it is fetched to boot
 #   build.sh plugin        only the tc plugin (make -C tc-plugin, host gcc)
 #
 # Outputs (one tree per line, lines never clobber each other):
@@ -113,7 +114,7 @@ fi
 LINE=$1
 envf=$(line_env "$LINE")
 [ -e "$envf" ] || die "line $LINE not fetched; run: tests/testbed/kernels.sh fetch $LINE"
-CROSS_ARCH="" CROSS_BIN="" CROSS_VARS=""
+CROSS_ARCH="" CROSS_BIN="" CROSS_VARS="" VMLINUZ=""
 # shellcheck disable=SC1090
 . "$envf"
 if [ "$TOOLCHAIN" = host ]; then
@@ -125,8 +126,9 @@ exec 7>"$OUT/.build.lock"
 flock 7
 
 # Test-only modules first: they tell whether the toolchain itself works.
-# A cross target (kernels.sh fetch-cross) never boots: the qdisc only.
-[ -n "${CROSS_ARCH:-}" ] || for d in "$REPO"/tests/modules/*/; do
+# A cross target fetched for building only (kernels.sh fetch-cross) gets
+# the qdisc alone; one fetched to boot (kernels.sh fetch) its test modules too.
+[ -n "$CROSS_ARCH" ] && [ -z "$VMLINUZ" ] || for d in "$REPO"/tests/modules/*/; do
 	[ -e "$d/Kbuild" ] || continue
 	n=$(basename "$d")
 	(cd "$d" && build_one "$n" . "$OUT/modules/$n") || fails=$((fails + 1))

@@ -89,7 +89,7 @@ softmq test bed shell on $SOFTMQ_LINE ($(uname -r)).  Env: SOFTMQ_KO=$SOFTMQ_KO
   TC_LIB_DIR=$TC_LIB_DIR  SOFTMQ_TC615=$SOFTMQ_TC615
   Run a test: tests/testbed/harness.sh tests/vm/NAME.sh    Exit the shell to power off.
 EOF
-	setsid -c /bin/bash -i < /dev/ttyS0 > /dev/ttyS0 2>&1
+	setsid -c /bin/bash -i < "/dev/${SOFTMQ_CONSOLE:-ttyS0}" > "/dev/${SOFTMQ_CONSOLE:-ttyS0}" 2>&1
 	exit 0
 fi
 

@@ -5,9 +5,13 @@
 # path, this kernel's modules at /lib/modules/<abi>, then switch_root and
 # runs tests/testbed/guest.sh from the host's tree.
 #
+# A foreign-architecture guest (vm.sh on a cross line) gets its own root as
+# "hostroot" and the host's / as "hostfs", from which the dirs named in
+# softmq_hostdirs are bound at their own paths.
+#
 # Parameters come from the kernel command line (unknown name=value params
 # reach init as environment variables): softmq_repo, softmq_results,
-# softmq_moddir, softmq_abi.
+# softmq_moddir, softmq_abi, softmq_hostdirs.
 /bin/busybox --install -s /bin
 export PATH=/bin
 mount -t proc proc /proc
@@ -31,6 +35,14 @@ mount -t tmpfs -o mode=0755 tmpfs /rw || fail "tmpfs"
 mkdir -p /rw/upper /rw/work
 mount -t overlay overlay -o lowerdir=/lower,upperdir=/rw/upper,workdir=/rw/work \
 	/newroot || fail "overlay mount"
+if [ -n "$softmq_hostdirs" ]; then
+	mkdir -p /newroot/host
+	mount -t 9p -o "$O,ro" hostfs /newroot/host || fail "9p mount of the host's /"
+	for d in $(echo "$softmq_hostdirs" | tr , ' '); do
+		mkdir -p "/newroot$d"
+		mount -o bind "/newroot/host$d" "/newroot$d" || fail "bind mount of the host's $d"
+	done
+fi
 if [ -n "$softmq_results" ]; then
 	mkdir -p "/newroot$softmq_results"
 	mount -t 9p -o "$O" results "/newroot$softmq_results" || fail "9p mount of the results dir"

@@ -7,6 +7,10 @@
 #                                sid lines also install the headers in the
 #                                sid chroot.  Cached: a second run needs no
 #                                network (lists are refreshed once a day).
+#   kernels.sh fetch TARGET...   a cross target that boots too (6.1-686-pae,
+#                                6.12-arm64): its line, its headers and
+#                                cross gcc, its image and modules, and a
+#                                Debian 12 root of its architecture
 #   kernels.sh env LINE          print the line's settings (shell syntax):
 #                                LINE ABI KROOT VMLINUZ KMODDIR KDIR TOOLCHAIN
 #   kernels.sh fetch-cross TARGET...  a build-only target: another
@@ -283,6 +287,107 @@ EOF
 	log "$target: $abi ready"
 }
 
+# fetch_cross_boot TARGET: what booting a cross target takes, beside its
+# headers (fetch_cross first): the flavour's image and modules at the same
+# ABI, extracted under $CACHE/kernels/<abi> as a line's are, and a root of
+# its architecture (fetch_guest_root).  The env gains the boot settings.
+fetch_cross_boot() {
+	local target=$1 envf abi arch kdir debs root moddir vmlinuz p
+	envf=$(line_env "$target")
+	abi=$(sed -n 's/^ABI=//p' "$envf")
+	arch=$(sed -n 's/^CROSS_ARCH=//p' "$envf")
+	kdir=$CACHE/kernels/$abi
+	if ! grep -q '^VMLINUZ=' "$envf" || [ ! -e "$kdir/root/.done" ]; then
+		log "$target: fetching the $abi image and modules"
+		debs=$CACHE/debs/$abi-image
+		rm -rf "$debs" "$kdir.tmp"; mkdir -p "$debs" "$kdir.tmp/root"
+		(cd "$debs" && download "linux-image-$abi:$arch")
+		for p in "$debs"/*.deb; do
+			dpkg-deb -x "$p" "$kdir.tmp/root" || die "dpkg-deb -x failed for $p"
+		done
+		root=$kdir.tmp/root
+		[ -e "$root/lib" ] || ln -s usr/lib "$root/lib"
+		moddir=$root/lib/modules/$abi
+		[ -d "$moddir" ] || die "$target: no modules dir in linux-image-$abi"
+		vmlinuz=""
+		for p in "$root/boot/vmlinuz-$abi" "$moddir/vmlinuz"; do
+			[ -e "$p" ] && { vmlinuz=$p; break; }
+		done
+		[ -n "$vmlinuz" ] || die "$target: no vmlinuz in linux-image-$abi"
+		depmod -b "$root" "$abi" || die "$target: depmod failed"
+		touch "$root/.done"
+		rm -rf "$kdir"; mv "$kdir.tmp" "$kdir"; rm -rf "$debs"
+		sed -i '/^\(KROOT\|VMLINUZ\|KMODDIR\|GUEST_ARCH\|GUEST_ROOT\)=/d' "$envf"
+		cat >> "$envf" <<EOF
+KROOT=$kdir/root
+VMLINUZ=${vmlinuz/$kdir.tmp/$kdir}
+KMODDIR=$kdir/root/lib/modules/$abi
+GUEST_ARCH=$arch
+GUEST_ROOT=$CACHE/guest-root/$arch
+EOF
+	fi
+	# gcc's own headers and crt files for the arm64 tc plugin (vm.sh
+	# builds it against the guest's root); i386's is gcc -m32
+	local bin gccv tcdir
+	bin=$(sed -n 's/^CROSS_BIN=//p' "$envf")
+	if [ "$arch" = arm64 ] && [ -n "$bin" ] && [ ! -e "${bin%/usr/bin}/.libgcc-dev" ]; then
+		tcdir=${bin%/usr/bin}
+		gccv=$(basename "$tcdir"); gccv=${gccv%%-aarch64*}
+		debs=$CACHE/debs/lib$gccv-dev
+		rm -rf "$debs"; mkdir -p "$debs"
+		(cd "$debs" && download "lib$gccv-dev-arm64-cross/bookworm")
+		dpkg-deb -x "$debs"/*.deb "$tcdir" || die "$target: extracting lib$gccv-dev-arm64-cross failed"
+		rm -rf "$debs"; touch "$tcdir/.libgcc-dev"
+	fi
+	fetch_guest_root "$arch"
+	log "$target: $abi boots"
+}
+
+# fetch_guest_root ARCH: a Debian 12 minbase root for ARCH with
+# GUEST_ROOT_PKGS, the root its guests boot on.  debootstrap --foreign
+# unpacks; its second stage (the packages' configuration) runs in a
+# chroot where the host runs the binaries (i386 under IA32 emulation,
+# about a minute), else under proot with Debian's qemu-user (arm64): no
+# binfmt handler is registered on the host, proot runs every foreign exec
+# through qemu-<arch> itself (7 minutes for arm64; in a TCG guest over 9p
+# it took over 30).  proot -q qemu-i386 is no fallback for i386: the
+# guest's ld.so finds no library outside /lib/i386-linux-gnu there.
+fetch_guest_root() {
+	local arch=$1 dst=$CACHE/guest-root/$1 pkgs qarch
+	[ -e "$dst/.configured" ] && [ -e "$dst/busybox" ] && return 0
+	case "$arch" in i386) qarch=i386;; arm64) qarch=aarch64;; *) die "no qemu-user for $arch";; esac
+	need_pkgs debootstrap debian-archive-keyring proot qemu-user || return 1
+	pkgs=$(echo $GUEST_ROOT_PKGS | tr ' ' ,)
+	log "guest root $arch: debootstrap --foreign (minbase + $pkgs)"
+	rm -rf "$dst.tmp"; mkdir -p "$dst.tmp"
+	debootstrap --foreign --arch="$arch" --variant=minbase --include="$pkgs" \
+		--keyring="$KEYRING" bookworm "$dst.tmp/root" "$MIRROR" > "$dst.tmp/debootstrap.log" 2>&1 ||
+		{ tail -5 "$dst.tmp/debootstrap.log" >&2; die "debootstrap --foreign --arch=$arch failed"; }
+	[ -x "$dst.tmp/root/debootstrap/debootstrap" ] || die "guest root $arch: no second stage"
+	# The first stage unpacks the required set only: the initramfs's
+	# busybox (vm.sh) comes from the .deb the second stage installs.
+	dpkg-deb -x "$dst.tmp"/root/var/cache/apt/archives/busybox-static_*.deb "$dst.tmp/busybox-deb" &&
+		mv "$dst.tmp/busybox-deb/bin/busybox" "$dst.tmp/busybox" ||
+		die "guest root $arch: no busybox-static"
+	rm -rf "$dst.tmp/busybox-deb"
+	# The first stage leaves proc a link to the host's /proc.
+	rm -f "$dst.tmp/root/proc"; mkdir -p "$dst.tmp/root/proc"
+	if chroot "$dst.tmp/root" /usr/bin/true 2> /dev/null; then
+		# i386 on an amd64 kernel with IA32 emulation: natively
+		log "guest root $arch: debootstrap --second-stage (chroot)"
+		DEBOOTSTRAP_DIR=/debootstrap chroot "$dst.tmp/root" /debootstrap/debootstrap --second-stage \
+			> "$dst.tmp/second-stage.log" 2>&1
+	else
+		log "guest root $arch: debootstrap --second-stage under proot -q qemu-$qarch"
+		DEBOOTSTRAP_DIR=/debootstrap proot -q "qemu-$qarch" -r "$dst.tmp/root" \
+			-b /proc -b /sys -b /dev -w / /debootstrap/debootstrap --second-stage \
+			> "$dst.tmp/second-stage.log" 2>&1
+	fi || { tail -5 "$dst.tmp/second-stage.log" >&2; die "guest root $arch: the second stage failed"; }
+	rm -rf "$dst.tmp/root/var/cache/apt/archives"/*.deb
+	rm -rf "$dst"; mv "$dst.tmp" "$dst"
+	touch "$dst/.configured"
+}
+
 # fix_links ENVFILE: lib/modules/<abi>/{build,source} point at /usr/src
 # (absolute): point them at the extracted headers (or the sid chroot's),
 # so `make -C /lib/modules/$(uname -r)/build` works on the host and in the
@@ -472,7 +577,13 @@ fetch)
 	[ "$(id -u)" = 0 ] || die "fetching needs root (apt-get download as root, chroot)"
 	need_pkgs kmod xz-utils zstd dpkg debian-archive-keyring || exit 1
 	with_lock
-	for l in "$@"; do fetch_line "$l"; done ;;
+	for l in "$@"; do
+		if is_cross_line "$l"; then
+			fetch_line "${l%%-*}"; fetch_cross "$l"; fetch_cross_boot "$l"
+		else
+			fetch_line "$l"
+		fi
+	done ;;
 env)
 	[ -e "$(line_env "${1:?LINE}")" ] || die "line $1 not fetched; run: $0 fetch $1"
 	cat "$(line_env "$1")" ;;
@@ -484,7 +595,7 @@ fetch-cross)
 tools) with_lock; fetch_tools ;;
 path) path_of "$@" ;;
 resolve) papt_update >/dev/null; resolve "${1:?LINE}" ;;
-*) sed -n '3,29p' "$0" | sed 's/^# \{0,1\}//'; exit 1 ;;
+*) sed -n '3,33p' "$0" | sed 's/^# \{0,1\}//'; exit 1 ;;
 esac
 exit
 }

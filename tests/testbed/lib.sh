@@ -181,6 +181,17 @@ line_cross_targets() {
 	7.2) echo 7.2-arm64;;
 	esac
 }
+# is_cross_line NAME: a cross target booted as a VM line too (kernels.sh
+# fetch NAME: its image and modules, and a root of its architecture).
+is_cross_line() {
+	case "$1" in *-686-pae|*-arm64) return 0;; esac
+	return 1
+}
+# What the tests need in the root of a foreign-architecture guest (the
+# amd64 guests run the host's own userland): debootstrap --include.
+# libc6-dev: the sysroot the arm64 tc plugin is built against (vm.sh).
+GUEST_ROOT_PKGS="iproute2 kmod procps python3 python3-pyroute2 jq iperf3
+tcpdump ethtool iputils-ping busybox-static libc6-dev"
 cross_arch() {   # cross_arch FLAVOUR: its Debian architecture
 	case "$1" in arm64) echo arm64;; 686-pae) echo i386;; *) return 1;; esac
 }

@@ -3,7 +3,8 @@
 # Boot a Debian kernel line under QEMU (TCG) and run test scripts in it.
 #
 #   vm.sh [options] [SCRIPT...]
-#     --kernel LINE      kernel line (default 6.12): 6.1 6.12 7.2 7.2-rt
+#     --kernel LINE      kernel line (default 6.12): 6.1 6.12 7.2 7.2-rt,
+#                        or a cross line: 6.1-686-pae (i386), 6.12-arm64
 #     --smp N            vCPUs (default 2)
 #     --maxcpus M        boot M vCPUs and take all but the first N (--smp)
 #                        offline before the scripts run: nr_cpu_ids is M,
@@ -63,7 +64,7 @@ while [ $# -gt 0 ]; do
 	--no-retry) RETRY=0; shift;;
 	--icount) ICOUNT=$2; shift 2;;
 	--plugin) PLUGIN=(-plugin "$2"); shift 2;;
-	-h|--help) sed -n '3,37p' "$0" | sed 's/^# \{0,1\}//'; exit 0;;
+	-h|--help) sed -n '3,38p' "$0" | sed 's/^# \{0,1\}//'; exit 0;;
 	-*) die "unknown option $1 (--help)";;
 	*) SCRIPTS+=("$(realpath "$1")"); shift;;
 	esac
@@ -78,22 +79,35 @@ if [ $PREPARE = 1 ]; then
 	"$TB_DIR/build.sh" "$LINE" || log "build problems (see above); booting anyway"
 fi
 [ -e "$envf" ] || die "line $LINE not fetched; run: tests/testbed/kernels.sh fetch $LINE"
+GUEST_ARCH="" GUEST_ROOT=""
 # shellcheck disable=SC1090
 . "$envf"
+# A cross line (6.1-686-pae, 6.12-arm64) boots its own architecture's
+# kernel on a Debian 12 root of that architecture (kernels.sh
+# fetch_guest_root); the repo and the cache come from the host's / at
+# their own paths.  The amd64 lines boot on the host's / itself.
+case "$GUEST_ARCH" in
+"")	QEMU_BIN=qemu-system-x86_64 MACHINE=() CONSOLE_DEV=ttyS0 BUSYBOX=/bin/busybox;;
+i386)	QEMU_BIN=qemu-system-i386 MACHINE=() CONSOLE_DEV=ttyS0;;
+arm64)	need_pkgs qemu-system-arm || exit 1
+	QEMU_BIN=qemu-system-aarch64 MACHINE=(-M virt) CONSOLE_DEV=ttyAMA0;;
+*)	die "$LINE: no way to boot a $GUEST_ARCH guest";;
+esac
+[ -n "$GUEST_ARCH" ] && BUSYBOX=$GUEST_ROOT/busybox
 
 # ------------------------------------------------------------ initramfs
 # busybox + /init + the virtio/9p/overlay modules (decompressed, in
 # dependency order).  Cached per ABI; rebuilt when the init script changes.
 make_initramfs() {
 	local out=$CACHE/initramfs/$ABI.cpio.gz stamp key dir m f
-	key=$(cat "$TB_DIR/initramfs-init.sh" /bin/busybox | sha256sum | cut -c1-16)
+	key=$(cat "$TB_DIR/initramfs-init.sh" "$BUSYBOX" | sha256sum | cut -c1-16)
 	stamp=$out.key
 	if [ -e "$out" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$key" ]; then
 		echo "$out"; return 0
 	fi
 	dir=$(mktemp -d "$CACHE/initramfs.XXXXXX")
 	mkdir -p "$dir"/{bin,dev,proc,sys,modules,lower,rw,newroot}
-	cp /bin/busybox "$dir/bin/busybox"
+	cp "$BUSYBOX" "$dir/bin/busybox"
 	cp "$TB_DIR/initramfs-init.sh" "$dir/init"
 	chmod +x "$dir/init"
 	: > "$dir/modules/order"
@@ -170,6 +184,12 @@ for d in "$REPO/tc-plugin" "$REPO/tc-plugin/out" "$REPO/build/tc-plugin"; do
 done
 tc615=$("$TB_DIR/kernels.sh" path tc615)
 [ -x "$tc615" ] || tc615=""
+if [ -n "$GUEST_ARCH" ]; then
+	# the plugin of the guest's architecture (built below); tc 6.15 is
+	# an amd64 binary
+	plugin_dir=$REPO/tc-plugin/out/$GUEST_ARCH
+	tc615=""
+fi
 tdc=$("$TB_DIR/kernels.sh" path tdc "$LINE")
 [ -e "$tdc/tdc.py" ] || tdc=""
 q() { printf '%q' "$1"; }
@@ -191,6 +211,8 @@ q() { printf '%q' "$1"; }
 	echo "export SOFTMQ_MAXCPUS=${MAXCPUS:-$SMP}"
 	echo "export SOFTMQ_SCRIPT_TIMEOUT=$SCRIPT_TIMEOUT"
 	echo "export SOFTMQ_CACHE=$(q "$CACHE")"
+	echo "export SOFTMQ_CONSOLE=$CONSOLE_DEV"
+	echo "export SOFTMQ_GUEST_ARCH=$(q "$GUEST_ARCH")"
 	echo "export SOFTMQ_VM_MODE=$([ $SHELL_MODE = 1 ] && echo shell || echo test)"
 	echo "export SOFTMQ_VM_TESTS=$(q "${SCRIPTS[*]:-}")"
 	echo "export SOFTMQ_FULL=$(q "${SOFTMQ_FULL:-0}")"
@@ -201,18 +223,36 @@ q() { printf '%q' "$1"; }
 } > "$RESULTS/guest.env"
 
 INITRD=$(make_initramfs)
+ROOT_FS=/ HOST_FS=()
+if [ -n "$GUEST_ARCH" ]; then
+	[ -e "$GUEST_ROOT/.configured" ] ||
+		die "$LINE: the $GUEST_ARCH root is not configured; run: tests/testbed/kernels.sh fetch $LINE"
+	ROOT_FS=$GUEST_ROOT/root
+	if [ $PREPARE = 1 ]; then
+		# the arm64 one against the configured root (its libc6-dev)
+		PATH=${CROSS_BIN:+$CROSS_BIN:}$PATH \
+		LD_LIBRARY_PATH=${CROSS_BIN:+${CROSS_BIN%/bin}/lib/x86_64-linux-gnu} \
+		make -s -C "$REPO/tc-plugin" "out/$GUEST_ARCH/q_softmq.so" \
+			ARM64_CC="$(cd "${CROSS_BIN:-/usr/bin}" && ls aarch64-linux-gnu-gcc-[0-9]* 2>/dev/null | head -n 1)" \
+			ARM64_SYSROOT="$ROOT_FS" >&2 ||
+			log "the $GUEST_ARCH tc plugin did not build; its cases will fail"
+	fi
+	HOST_FS=(-virtfs "local,path=/,mount_tag=hostfs,security_model=none,readonly=on,multidevs=remap")
+fi
 
 # log_buf_len: the harness scans the whole run's kernel log at the end
-CMDLINE="console=ttyS0 oops=panic panic=-1 loglevel=5 quiet mitigations=off log_buf_len=8M"
+CMDLINE="console=$CONSOLE_DEV oops=panic panic=-1 loglevel=5 quiet mitigations=off log_buf_len=8M"
 CMDLINE="$CMDLINE softmq_repo=$REPO softmq_results=$RESULTS"
+[ -n "$GUEST_ARCH" ] && CMDLINE="$CMDLINE softmq_hostdirs=$REPO,$CACHE"
 CMDLINE="$CMDLINE softmq_moddir=$KMODDIR softmq_abi=$ABI ${BOOT_ARGS:-} $APPEND"
 
 ACCEL=(-accel tcg,thread=multi)
 [ -n "$ICOUNT" ] && ACCEL=(-accel tcg,thread=single -icount "shift=$ICOUNT,sleep=off")
-QEMU=(qemu-system-x86_64 "${ACCEL[@]}" ${PLUGIN[@]+"${PLUGIN[@]}"} -cpu max -smp "${MAXCPUS:-$SMP}" -m "$MEM"
+QEMU=("$QEMU_BIN" ${MACHINE[@]+"${MACHINE[@]}"} "${ACCEL[@]}" ${PLUGIN[@]+"${PLUGIN[@]}"} -cpu max -smp "${MAXCPUS:-$SMP}" -m "$MEM"
 	-nodefaults -no-reboot -display none -net none
 	-kernel "$VMLINUZ" -initrd "$INITRD" -append "$CMDLINE"
-	-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
+	-virtfs "local,path=$ROOT_FS,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
+	${HOST_FS[@]+"${HOST_FS[@]}"}
 	-virtfs "local,path=$RESULTS,mount_tag=results,security_model=none,multidevs=remap")
 
 if [ $SHELL_MODE = 1 ]; then

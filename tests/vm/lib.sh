@@ -807,12 +807,17 @@ install_start() {
 }
 
 # inst_can_build PREFIX: the line's env, and whether this guest can build
-# modules for it (7.x needs gcc-16, which lives in the host's sid chroot).
+# modules for it (7.x needs gcc-16, which lives in the host's sid chroot;
+# a cross line's guest has no compiler at all).
 inst_can_build() {
 	local envf=${SOFTMQ_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/softmq}/kernels/$SMQ_LINE.env
 	if [ ! -r "$envf" ]; then skip "$1" "no kernel line env $envf"; return 1; fi
 	# shellcheck disable=SC1090
 	KDIR=$(. "$envf"; echo "$KDIR") TOOLCHAIN=$(. "$envf"; echo "$TOOLCHAIN")
+	if [ -n "${SOFTMQ_GUEST_ARCH:-}" ]; then
+		skip "$1" "the $SOFTMQ_GUEST_ARCH guest's root has no compiler: the module is cross-built on the host (build-$SMQ_LINE-softmq)"
+		return 1
+	fi
 	if [ "$TOOLCHAIN" != host ]; then
 		skip "$1" "building a module for $SMQ_LINE needs gcc-16 from the host's sid chroot, which does not exist inside the guest"
 		return 1
