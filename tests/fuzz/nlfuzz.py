@@ -98,6 +98,9 @@ CLASSES_MSG = "exceeds 65535"
 # struct softmq_ring: three 64-byte aligned lines up to slot[] (128 bytes
 # of header), then depth pointers.
 RING_HDR = 128
+# The kernel's pointer size: this userland's (i386 on the 6.1-686-pae line,
+# where 1024 slots are 4 KiB and a geometry half the size of 64-bit's).
+PTR = struct.calcsize("P")
 U32MAX = 0xFFFFFFFF
 
 
@@ -153,10 +156,10 @@ class Model:
         # header + pointers, cache-aligned bitmaps; an upper bound is
         # enough: the cap decision never hinges on the table's exact size
         # (ring parts are 2^k or 3*2^k, the cap 2^27).
-        table = 128 + cfg[BANDS] * rings * 8 + 64
+        table = 128 + cfg[BANDS] * rings * PTR + 64
         table = (table + 63) & ~63
         table += cfg[BANDS] * (((rings + 63) // 64 * 8 + 63) & ~63)
-        ring = pow2_ceil(RING_HDR + 8 * cfg[DEPTH])
+        ring = pow2_ceil(RING_HDR + PTR * cfg[DEPTH])
         return table + cfg[BANDS] * rings * ring
 
     def geometry(self, cfg):

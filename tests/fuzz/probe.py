@@ -62,7 +62,8 @@ def main():
     def stamp(anc):
         for lvl, typ, val in anc:
             if lvl == socket.SOL_SOCKET and typ == SO_TIMESTAMPNS:
-                sec, nsec = struct.unpack("=qq", val[:16])
+                # a native struct timespec (32-bit longs on i386)
+                sec, nsec = struct.unpack("@ll", val[:struct.calcsize("@ll")])
                 return sec + nsec / 1e9
         return time.clock_gettime(time.CLOCK_REALTIME)
 

@@ -354,10 +354,12 @@ EOF
 # guest's ld.so finds no library outside /lib/i386-linux-gnu there.
 fetch_guest_root() {
 	local arch=$1 dst=$CACHE/guest-root/$1 pkgs qarch
-	[ -e "$dst/.configured" ] && [ -e "$dst/busybox" ] && return 0
+	pkgs=$(echo $GUEST_ROOT_PKGS | tr ' ' ,)
+	# made with the packages asked for now: else made again
+	[ -e "$dst/.configured" ] && [ -e "$dst/busybox" ] &&
+		[ "$(cat "$dst/.configured")" = "$pkgs" ] && return 0
 	case "$arch" in i386) qarch=i386;; arm64) qarch=aarch64;; *) die "no qemu-user for $arch";; esac
 	need_pkgs debootstrap debian-archive-keyring proot qemu-user || return 1
-	pkgs=$(echo $GUEST_ROOT_PKGS | tr ' ' ,)
 	log "guest root $arch: debootstrap --foreign (minbase + $pkgs)"
 	rm -rf "$dst.tmp"; mkdir -p "$dst.tmp"
 	debootstrap --foreign --arch="$arch" --variant=minbase --include="$pkgs" \
@@ -385,7 +387,7 @@ fetch_guest_root() {
 	fi || { tail -5 "$dst.tmp/second-stage.log" >&2; die "guest root $arch: the second stage failed"; }
 	rm -rf "$dst.tmp/root/var/cache/apt/archives"/*.deb
 	rm -rf "$dst"; mv "$dst.tmp" "$dst"
-	touch "$dst/.configured"
+	echo "$pkgs" > "$dst/.configured"
 }
 
 # fix_links ENVFILE: lib/modules/<abi>/{build,source} point at /usr/src

@@ -189,9 +189,10 @@ is_cross_line() {
 }
 # What the tests need in the root of a foreign-architecture guest (the
 # amd64 guests run the host's own userland): debootstrap --include.
-# libc6-dev: the sysroot the arm64 tc plugin is built against (vm.sh).
+# libc6-dev: the sysroot the arm64 tc plugin is built against (vm.sh);
+# dwarves: pahole, for the kprobes' Qdisc offsets (tests/vm/lib.sh kp_on).
 GUEST_ROOT_PKGS="iproute2 kmod procps python3 python3-pyroute2 jq iperf3
-tcpdump ethtool iputils-ping busybox-static libc6-dev"
+tcpdump ethtool iputils-ping busybox-static libc6-dev dwarves"
 cross_arch() {   # cross_arch FLAVOUR: its Debian architecture
 	case "$1" in arm64) echo arm64;; 686-pae) echo i386;; *) return 1;; esac
 }

@@ -15,7 +15,8 @@
 #  1. geometries above the cap are refused with the cap's extack message,
 #     by add and by change (and change leaves the old configuration);
 #  2. the largest accepted geometry with big rings (flows 512, depth 4096,
-#     bands 3: 1536 rings of 64 KiB = 96 MiB) costs only its table at add,
+#     bands 3: 1536 rings of 64 KiB = 96 MiB; 1024 flows of 32 KiB rings
+#     on the i386 line) costs only its table at add,
 #     and once traffic has touched every ring, at most the stated bound,
 #     measured with SUnreclaim + VmallocUsed (kmalloc'ed rings above 8 KiB
 #     are page allocations accounted in SUnreclaim);
@@ -56,18 +57,24 @@ req() { $PY "$SMQ_FUZZDIR/nlfuzz.py" --dev $D --once "$@" 2>&1; }
 ncpu_ids=$(( $(tr ',' '\n' < /sys/devices/system/cpu/possible | sed 's/.*-//' | sort -n | tail -n 1) + 1 ))
 
 pow2() { local p=1; while [ $p -lt "$1" ]; do p=$((p * 2)); done; echo $p; }
+# The kernel's pointer size (this userland's: 4 on the i386 line, where a
+# ring slot is 4 bytes): X2 scales a geometry so that it costs there what
+# it costs with 8-byte slots, and every case below sits where it does on
+# 64-bit, just over or just under the cap.
+PTR=$(( $(getconf LONG_BIT) / 8 ))
+X2=$(( 8 / PTR ))
 # table FLOWS BANDS: the table's size as softmq_table_bytes() computes it
 # (struct softmq_table: 192 bytes, three cache lines: header, band hints,
 # consumer cursors)
-table() { echo $(( (256 + $2 * $1 * 8 + 63) / 64 * 64 + 2 * $2 * (( ($1 + 63) / 64 * 8 + 63) / 64 * 64) )); }
+table() { echo $(( (256 + $2 * $1 * PTR + 63) / 64 * 64 + 2 * $2 * (( ($1 + 63) / 64 * 8 + 63) / 64 * 64) )); }
 # bound FLOWS DEPTH BANDS: what an instance may really allocate: the table
 # (one kvzalloc: kmalloc rounds it up to a power of two when it succeeds,
-# vmalloc to pages) + bands * flows rings of pow2(192 + 8 * depth) bytes.
+# vmalloc to pages) + bands * flows rings of pow2(192 + PTR * depth) bytes.
 # softmq_geometry_bytes() (the cap) counts the table unrounded; with at
 # most 2 MiB of table against ring sizes of 2^k or 3 * 2^k, no cap
 # decision changes.
 bound() {
-	echo $(( $(pow2 "$(table "$1" "$3")") + $3 * $1 * $(pow2 $((192 + 8 * $2))) ))
+	echo $(( $(pow2 "$(table "$1" "$3")") + $3 * $1 * $(pow2 $((192 + PTR * $2))) ))
 }
 used_kb() { awk '/^SUnreclaim:/ {s=$2} /^VmallocUsed:/ {v=$2} END {print s + v}' /proc/meminfo; }
 settle_used_kb() { mem_snap > /dev/null; used_kb; }
@@ -77,9 +84,9 @@ settle_used_kb() { mem_snap > /dev/null; used_kb; }
 # is refused for the class ids, 10-lifecycle's rings-* cases), so the
 # cap's message is the only possible answer.
 capmsg="exceeds the 128 MiB memory cap"
-for g in "flows=16384 depth=4096 bands=3" "flows=32768 depth=256 bands=1" \
-	 "flows=16384 depth=256 bands=3" "flows=1024 depth=4096 bands=3" \
-	 "flows=2048 depth=4096 bands=1"; do
+for g in "flows=16384 depth=4096 bands=3" "flows=32768 depth=$((256 * X2)) bands=1" \
+	 "flows=16384 depth=$((256 * X2)) bands=3" "flows=$((1024 * X2)) depth=4096 bands=3" \
+	 "flows=$((2048 * X2)) depth=4096 bands=1"; do
 	tc qdisc del dev $D root 2>/dev/null
 	out=$(req add $g)
 	if [[ $out == error\ EINVAL*"$capmsg"* ]] && ! $QSTAT $D | grep -q kind=softmq; then
@@ -99,7 +106,7 @@ for g in "flows=16384 depth=4096 bands=3" "flows=32768 depth=256 bands=1" \
 done
 # Just below the cap is accepted (96 MiB worst case; 64 MiB for the most
 # flows with one band), also with key cpu.
-for g in "flows=16384 depth=128 bands=3" "flows=32768 depth=128 bands=1" "flows=512 depth=4096 bands=3 key=1"; do
+for g in "flows=16384 depth=$((128 * X2)) bands=3" "flows=32768 depth=$((128 * X2)) bands=1" "flows=512 depth=4096 bands=3 key=1"; do
 	tc qdisc del dev $D root 2>/dev/null
 	out=$(req add $g)
 	if [[ $out == ok\ * ]]; then pass "memcap-accepted-${g// /-}"; else fail "memcap-accepted-${g// /-}" "add $g: $out"; fi
@@ -109,9 +116,9 @@ tc qdisc del dev $D root 2>/dev/null
 # ---- 2. the largest accepted big-ring geometry, every ring touched
 base=$(mem_snap)
 u0=$(settle_used_kb)
-F=512 DEP=4096 B=3
+F=$((512 * X2)) DEP=4096 B=3
 lim=$(( $(bound $F $DEP $B) / 1024 ))
-ring_kb=$(( $(pow2 $((192 + 8 * DEP))) / 1024 ))
+ring_kb=$(( $(pow2 $((192 + PTR * DEP))) / 1024 ))
 out=$(req add flows=$F depth=$DEP bands=$B)
 [[ $out == ok\ * ]] || fail memcap-largest-add "add flows $F depth $DEP bands $B: $out"
 u1=$(settle_used_kb)

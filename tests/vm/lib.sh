@@ -457,11 +457,13 @@ kp_on() {
 		ha=$(echo "$lay" | awk '$0 ~ /^\t[a-z].* handle;/ { print $(NF-2); exit }')
 		pa=$(echo "$lay" | awk '$0 ~ /^\t[a-z].* parent;/ { print $(NF-2); exit }')
 	fi
+	# the defaults are x86_64's Qdisc; elsewhere only pahole knows
+	[ -n "$lay" ] || [ "$(uname -m)" = x86_64 ] || return 1
 	[[ $fl =~ ^[0-9]+$ ]] || fl=16
 	[[ $ha =~ ^[0-9]+$ ]] || ha=56
 	[[ $pa =~ ^[0-9]+$ ]] || pa=60
 	kp_off
-	echo "p:smqtest/deq sch_softmq:softmq_dequeue flags=+${fl:-16}(%di):x32 handle=+${ha:-56}(%di):x32 parent=+${pa:-60}(%di):x32" \
+	echo "p:smqtest/deq sch_softmq:softmq_dequeue flags=+${fl:-16}(\$arg1):x32 handle=+${ha:-56}(\$arg1):x32 parent=+${pa:-60}(\$arg1):x32" \
 		>> $TRACEFS/kprobe_events || return 1
 	echo > $TRACEFS/trace
 	echo 1 > $TRACEFS/events/smqtest/deq/enable || return 1

@@ -547,7 +547,9 @@ def cmd_latency(a):
             ts = None
             for lvl, typ, cdata in anc:
                 if lvl == socket.SOL_SOCKET and typ == SO_TIMESTAMPNS:
-                    sec, nsec = struct.unpack("=qq", cdata[:16])
+                    # the old SO_TIMESTAMPNS: a native struct timespec
+                    # (two 32-bit longs on the i386 line)
+                    sec, nsec = struct.unpack("@ll", cdata[:struct.calcsize("@ll")])
                     ts = sec * 1000000000 + nsec
             if ts is None:
                 ts = time.time_ns()
