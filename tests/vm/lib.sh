@@ -450,20 +450,23 @@ kp_on() {
 	[ -w $TRACEFS/kprobe_events ] ||
 		mount -t tracefs nodev $TRACEFS 2>/dev/null
 	[ -w $TRACEFS/kprobe_events ] || return 1
-	local fl=16 ha=56 pa=60 lay
+	# struct Qdisc starts with two function pointers, then flags, limit,
+	# ops, stab and an hlist_node before handle and parent: pahole's
+	# offsets where it reads the BTF (on the i386 line it cannot),
+	# else these, from the pointer size (16, 56, 60 on 64-bit)
+	local p=$(( $(getconf LONG_BIT) / 8 )) fl ha pa lay
+	fl=$((2 * p)) ha=$((6 * p + 8)) pa=$((6 * p + 12))
 	lay=$(pahole -C Qdisc /sys/kernel/btf/vmlinux 2>/dev/null)
 	if [ -n "$lay" ]; then
 		fl=$(echo "$lay" | awk '$0 ~ /^\t[a-z].* flags;/ { print $(NF-2); exit }')
 		ha=$(echo "$lay" | awk '$0 ~ /^\t[a-z].* handle;/ { print $(NF-2); exit }')
 		pa=$(echo "$lay" | awk '$0 ~ /^\t[a-z].* parent;/ { print $(NF-2); exit }')
 	fi
-	# the defaults are x86_64's Qdisc; elsewhere only pahole knows
-	[ -n "$lay" ] || [ "$(uname -m)" = x86_64 ] || return 1
-	[[ $fl =~ ^[0-9]+$ ]] || fl=16
-	[[ $ha =~ ^[0-9]+$ ]] || ha=56
-	[[ $pa =~ ^[0-9]+$ ]] || pa=60
+	[[ $fl =~ ^[0-9]+$ ]] || fl=$((2 * p))
+	[[ $ha =~ ^[0-9]+$ ]] || ha=$((6 * p + 8))
+	[[ $pa =~ ^[0-9]+$ ]] || pa=$((6 * p + 12))
 	kp_off
-	echo "p:smqtest/deq sch_softmq:softmq_dequeue flags=+${fl:-16}(\$arg1):x32 handle=+${ha:-56}(\$arg1):x32 parent=+${pa:-60}(\$arg1):x32" \
+	echo "p:smqtest/deq sch_softmq:softmq_dequeue flags=+$fl(\$arg1):x32 handle=+$ha(\$arg1):x32 parent=+$pa(\$arg1):x32" \
 		>> $TRACEFS/kprobe_events || return 1
 	echo > $TRACEFS/trace
 	echo 1 > $TRACEFS/events/smqtest/deq/enable || return 1
