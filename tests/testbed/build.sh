@@ -114,7 +114,7 @@ fi
 LINE=$1
 envf=$(line_env "$LINE")
 [ -e "$envf" ] || die "line $LINE not fetched; run: tests/testbed/kernels.sh fetch $LINE"
-CROSS_ARCH="" CROSS_BIN="" CROSS_VARS="" VMLINUZ=""
+CROSS_ARCH="" CROSS_BIN="" CROSS_VARS="" VMLINUZ="" GUEST_ROOT=""
 # shellcheck disable=SC1090
 . "$envf"
 if [ "$TOOLCHAIN" = host ]; then
@@ -133,6 +133,24 @@ flock 7
 	n=$(basename "$d")
 	(cd "$d" && build_one "$n" . "$OUT/modules/$n") || fails=$((fails + 1))
 done
+
+# The tc plugin of a cross line that boots: gcc -m32 for i386, the arm64
+# cross gcc against the arm64 guest's root (its libc6-dev) for arm64.
+if [ -n "$CROSS_ARCH" ] && [ -n "$VMLINUZ" ]; then
+	logf=$OUT/logs/tc-plugin.log
+	mkdir -p "$OUT/logs"
+	if PATH=${CROSS_BIN:+$CROSS_BIN:}$PATH \
+	   LD_LIBRARY_PATH=${CROSS_BIN:+${CROSS_BIN%/bin}/lib/x86_64-linux-gnu} \
+	   make -C "$REPO/tc-plugin" "out/$CROSS_ARCH/q_softmq.so" \
+		ARM64_CC="$(cd "${CROSS_BIN:-/usr/bin}" && ls aarch64-linux-gnu-gcc-[0-9]* 2>/dev/null | head -n 1)" \
+		ARM64_SYSROOT="$GUEST_ROOT/root" > "$logf" 2>&1; then
+		echo "PASS build-$LINE-tc-plugin"
+	else
+		tail -n 5 "$logf" | sed 's/^/    /'
+		echo "FAIL build-$LINE-tc-plugin: make out/$CROSS_ARCH/q_softmq.so failed, log: ${logf#"$REPO"/}"
+		fails=$((fails + 1))
+	fi
+fi
 
 # The qdisc.  Until src/sch_softmq.c exists this is a clear FAIL.
 if [ ! -e "$REPO/src/sch_softmq.c" ]; then

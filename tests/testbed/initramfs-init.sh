@@ -7,7 +7,7 @@
 #
 # A foreign-architecture guest (vm.sh on a cross line) gets its own root as
 # "hostroot" and the host's / as "hostfs", from which the dirs named in
-# softmq_hostdirs are bound at their own paths.
+# softmq_hostdirs (PATH=REALPATH, comma-separated) are bound at PATH.
 #
 # Parameters come from the kernel command line (unknown name=value params
 # reach init as environment variables): softmq_repo, softmq_results,
@@ -39,8 +39,9 @@ if [ -n "$softmq_hostdirs" ]; then
 	mkdir -p /newroot/host
 	mount -t 9p -o "$O,ro" hostfs /newroot/host || fail "9p mount of the host's /"
 	for d in $(echo "$softmq_hostdirs" | tr , ' '); do
-		mkdir -p "/newroot$d"
-		mount -o bind "/newroot/host$d" "/newroot$d" || fail "bind mount of the host's $d"
+		p=${d%%=*} real=${d#*=}
+		mkdir -p "/newroot$p"
+		mount -o bind "/newroot/host$real" "/newroot$p" || fail "bind mount of the host's $real at $p"
 	done
 fi
 if [ -n "$softmq_results" ]; then

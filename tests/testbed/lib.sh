@@ -184,7 +184,7 @@ line_cross_targets() {
 # is_cross_line NAME: a cross target booted as a VM line too (kernels.sh
 # fetch NAME: its image and modules, and a root of its architecture).
 is_cross_line() {
-	case "$1" in *-686-pae|*-arm64) return 0;; esac
+	case "$1" in 6.1-686-pae|6.12-arm64) return 0;; esac
 	return 1
 }
 # What the tests need in the root of a foreign-architecture guest (the

@@ -63,7 +63,8 @@ def main():
         print("no text symbols in %s" % smap)
         return 1
     offset = 0
-    if stext:
+    # all zeros: kptr_restrict hid it; then no offset is known
+    if stext and int(stext, 16):
         try:
             offset = int(stext, 16) - addrs[names.index("_stext")]
         except ValueError:

@@ -185,8 +185,8 @@ done
 tc615=$("$TB_DIR/kernels.sh" path tc615)
 [ -x "$tc615" ] || tc615=""
 if [ -n "$GUEST_ARCH" ]; then
-	# the plugin of the guest's architecture (built below); tc 6.15 is
-	# an amd64 binary
+	# the plugin of the guest's architecture (build.sh); tc 6.15 is an
+	# amd64 binary
 	plugin_dir=$REPO/tc-plugin/out/$GUEST_ARCH
 	tc615=""
 fi
@@ -228,22 +228,16 @@ if [ -n "$GUEST_ARCH" ]; then
 	[ -e "$GUEST_ROOT/.configured" ] ||
 		die "$LINE: the $GUEST_ARCH root is not configured; run: tests/testbed/kernels.sh fetch $LINE"
 	ROOT_FS=$GUEST_ROOT/root
-	if [ $PREPARE = 1 ]; then
-		# the arm64 one against the configured root (its libc6-dev)
-		PATH=${CROSS_BIN:+$CROSS_BIN:}$PATH \
-		LD_LIBRARY_PATH=${CROSS_BIN:+${CROSS_BIN%/bin}/lib/x86_64-linux-gnu} \
-		make -s -C "$REPO/tc-plugin" "out/$GUEST_ARCH/q_softmq.so" \
-			ARM64_CC="$(cd "${CROSS_BIN:-/usr/bin}" && ls aarch64-linux-gnu-gcc-[0-9]* 2>/dev/null | head -n 1)" \
-			ARM64_SYSROOT="$ROOT_FS" >&2 ||
-			log "the $GUEST_ARCH tc plugin did not build; its cases will fail"
-	fi
 	HOST_FS=(-virtfs "local,path=/,mount_tag=hostfs,security_model=none,readonly=on,multidevs=remap")
 fi
 
 # log_buf_len: the harness scans the whole run's kernel log at the end
 CMDLINE="console=$CONSOLE_DEV oops=panic panic=-1 loglevel=5 quiet mitigations=off log_buf_len=8M"
 CMDLINE="$CMDLINE softmq_repo=$REPO softmq_results=$RESULTS"
-[ -n "$GUEST_ARCH" ] && CMDLINE="$CMDLINE softmq_hostdirs=$REPO,$CACHE"
+# each as PATH=REALPATH: a link in the host's path means nothing to the
+# guest, which finds the host's / under /host
+[ -n "$GUEST_ARCH" ] &&
+	CMDLINE="$CMDLINE softmq_hostdirs=$REPO=$(cd "$REPO" && pwd -P),$CACHE=$(cd "$CACHE" && pwd -P)"
 CMDLINE="$CMDLINE softmq_moddir=$KMODDIR softmq_abi=$ABI ${BOOT_ARGS:-} $APPEND"
 
 ACCEL=(-accel tcg,thread=multi)
