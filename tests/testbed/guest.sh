@@ -71,8 +71,10 @@ sleep 1
 # shellcheck disable=SC1091
 . "$softmq_results/guest.env" || { echo "SOFTMQ-GUEST-FAILED: no guest.env"; exit 1; }
 cd "$SOFTMQ_REPO" || exit 1
-# vm.sh names a hung vCPU's place from System.map, shifted by KASLR's offset
-awk '$3 == "_stext" {print $1; exit}' /proc/kallsyms > "$SOFTMQ_RESULTS_ROOT/stext"
+# vm.sh names a hung vCPU's place from the kernel's text symbols as they
+# are in this boot (Debian's System.map is a stub pointing at the -dbg
+# package; kallsyms has the KASLR offset applied)
+awk '$2 ~ /^[tTwW]$/ && NF == 3' /proc/kallsyms > "$SOFTMQ_RESULTS_ROOT/kallsyms"
 # vm.sh --maxcpus: CPUs from SOFTMQ_SMP on go offline (nr_cpu_ids stays).
 cpu=${SOFTMQ_SMP:-0}
 while [ "$cpu" -lt "${SOFTMQ_MAXCPUS:-0}" ]; do

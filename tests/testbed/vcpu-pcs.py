@@ -3,13 +3,14 @@
 """Where each vCPU of a hung guest is: vm.sh runs this when the guest
 reports a long soft lockup, before it kills the VM.
 
-    vcpu-pcs.py MONITOR_SOCKET SYSTEM_MAP STEXT [SAMPLES]
+    vcpu-pcs.py MONITOR_SOCKET SYMBOLS STEXT [SAMPLES]
 
 Asks QEMU's human monitor for "info registers -a" SAMPLES times (default
 5, 0.5 s apart), takes each CPU's program counter (RIP, EIP or PC) and
-names it from the kernel's System.map, shifted by the KASLR offset that
-STEXT gives (the guest's _stext from /proc/kallsyms, a hex address; empty
-when unknown).  Prints one line per CPU: "CPU#N: sym+0xoff (k/n)" for each
+names it from SYMBOLS ("addr type name" lines: the guest's /proc/kallsyms
+text symbols, or a System.map), shifted by the KASLR offset that STEXT
+gives when SYMBOLS is a System.map (the boot's _stext, a hex address;
+empty for kallsyms, whose addresses are the boot's).  Prints one line per CPU: "CPU#N: sym+0xoff (k/n)" for each
 distinct place, most frequent first.  A PC outside the kernel image is
 printed as "module or user ADDRESS": System.map does not know modules.
 """

@@ -262,12 +262,12 @@ start_ts=$(now)
 # A guest whose kernel reports a soft lockup of LOCKUP_S seconds or more
 # is hung: nothing in it can end the script (its harness's timeout is a
 # guest process), so the run would sit until --timeout.  vm.sh asks
-# QEMU's monitor where each vCPU is (vcpu-pcs.py, named from System.map)
+# QEMU's monitor where each vCPU is (vcpu-pcs.py, named from the boot's
+# kallsyms, which the guest wrote to the results)
 # and ends the run as a failure at once.
 LOCKUP_S=${SOFTMQ_LOCKUP_S:-120}
 MONITOR=${TMPDIR:-/tmp}/softmq-qmon.$$
 trap 'rm -f "$MONITOR"' EXIT
-SYSMAP=$KROOT/boot/System.map-$ABI
 
 # hang_check CONSOLE: true (and $RESULTS/hang.txt written) when the guest
 # reported a soft lockup of LOCKUP_S seconds or more
@@ -278,8 +278,8 @@ hang_check() {
 	[ -n "$s" ] && [ "$s" -ge "$LOCKUP_S" ] || return 1
 	{
 		echo "guest hung: $(grep -a -oE 'soft lockup - CPU#[0-9]+ stuck for [0-9]+s!.*' "$1" | tail -n 1 | tr -d '\r')"
-		echo "where the vCPUs are (QEMU monitor, 5 samples; System.map of $ABI):"
-		python3 "$TB_DIR/vcpu-pcs.py" "$MONITOR" "$SYSMAP" "$(cat "$RESULTS/stext" 2>/dev/null)" 5 2>&1 |
+		echo "where the vCPUs are (QEMU monitor, 5 samples; this boot's kallsyms):"
+		python3 "$TB_DIR/vcpu-pcs.py" "$MONITOR" "$RESULTS/kallsyms" "" 5 2>&1 |
 			sed 's/^/  /'
 	} > "$RESULTS/hang.txt"
 	return 0
