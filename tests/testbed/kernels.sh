@@ -86,6 +86,22 @@ cached_env_ok() {   # the line was fetched before and is complete
 	  { [ "$TOOLCHAIN" = host ] || [ -e "$SID_ROOT$KDIR/Makefile" ]; } )
 }
 
+# image_ready ROOT ABI NAME: an extracted image's modules depmod'ed at
+# ROOT/lib/modules/ABI; prints its vmlinuz.  Merged-/usr packages (7.x)
+# put modules under usr/lib: depmod -b and modprobe -d find them at
+# ROOT/lib/modules through a link.
+image_ready() {
+	local root=$1 abi=$2 p
+	[ -e "$root/lib" ] || ln -s usr/lib "$root/lib"
+	[ -d "$root/lib/modules/$abi" ] || die "$3: no modules dir in the image packages"
+	for p in "$root/boot/vmlinuz-$abi" "$root/lib/modules/$abi/vmlinuz" ""; do
+		[ -e "$p" ] && break
+	done
+	[ -n "$p" ] || die "$3: no vmlinuz in the image packages"
+	depmod -b "$root" "$abi" || die "$3: depmod failed"
+	echo "$p"
+}
+
 fetch_line() {
 	local line=$1 img abi kdir envf tc t0
 	case "$line" in
@@ -148,18 +164,8 @@ fetch_line() {
 		dpkg-deb -x "$debs/${p}"_*.deb "$kdir.tmp/root" ||
 			die "dpkg-deb -x failed for $p"
 	done
-	local root=$kdir.tmp/root moddir vmlinuz kd=""
-	# merged-/usr packages (7.x) put modules under usr/lib; let depmod -b
-	# and modprobe -d find them at ROOT/lib/modules.
-	[ -e "$root/lib" ] || ln -s usr/lib "$root/lib"
-	moddir=$root/lib/modules/$abi
-	[ -d "$moddir" ] || die "$line: no modules dir in the image packages"
-	vmlinuz=""
-	for p in "$root/boot/vmlinuz-$abi" "$moddir/vmlinuz"; do
-		[ -e "$p" ] && { vmlinuz=$p; break; }
-	done
-	[ -n "$vmlinuz" ] || die "$line: no vmlinuz in the image packages"
-	depmod -b "$root" "$abi" || die "$line: depmod failed"
+	local root=$kdir.tmp/root vmlinuz kd=""
+	vmlinuz=$(image_ready "$root" "$abi" "$line") || exit 1
 	if [ "$tc" = host ]; then
 		kd=$root/usr/src/linux-headers-$abi
 		[ -e "$kd/Makefile" ] || die "$line: no headers Makefile"
@@ -292,7 +298,7 @@ EOF
 # ABI, extracted under $CACHE/kernels/<abi> as a line's are, and a root of
 # its architecture (fetch_guest_root).  The env gains the boot settings.
 fetch_cross_boot() {
-	local target=$1 envf abi arch kdir debs root moddir vmlinuz p
+	local target=$1 envf abi arch kdir debs root vmlinuz p
 	envf=$(line_env "$target")
 	abi=$(sed -n 's/^ABI=//p' "$envf")
 	arch=$(sed -n 's/^CROSS_ARCH=//p' "$envf")
@@ -306,15 +312,7 @@ fetch_cross_boot() {
 			dpkg-deb -x "$p" "$kdir.tmp/root" || die "dpkg-deb -x failed for $p"
 		done
 		root=$kdir.tmp/root
-		[ -e "$root/lib" ] || ln -s usr/lib "$root/lib"
-		moddir=$root/lib/modules/$abi
-		[ -d "$moddir" ] || die "$target: no modules dir in linux-image-$abi"
-		vmlinuz=""
-		for p in "$root/boot/vmlinuz-$abi" "$moddir/vmlinuz"; do
-			[ -e "$p" ] && { vmlinuz=$p; break; }
-		done
-		[ -n "$vmlinuz" ] || die "$target: no vmlinuz in linux-image-$abi"
-		depmod -b "$root" "$abi" || die "$target: depmod failed"
+		vmlinuz=$(image_ready "$root" "$abi" "$target") || exit 1
 		touch "$root/.done"
 		rm -rf "$kdir"; mv "$kdir.tmp" "$kdir"; rm -rf "$debs"
 		sed -i '/^\(KROOT\|VMLINUZ\|KMODDIR\|GUEST_ARCH\|GUEST_ROOT\)=/d' "$envf"
