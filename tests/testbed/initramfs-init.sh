@@ -7,7 +7,8 @@
 #
 # A foreign-architecture guest (vm.sh on a cross line) gets its own root as
 # "hostroot" and the host's / as "hostfs", from which the dirs named in
-# softmq_hostdirs (PATH=REALPATH, comma-separated) are bound at PATH.
+# softmq_hostdirs (PATH=REALPATH, comma-separated) are bound at PATH; its
+# modules dir gets a tmpfs overlay of its own.
 #
 # Parameters come from the kernel command line (unknown name=value params
 # reach init as environment variables): softmq_repo, softmq_results,
@@ -50,8 +51,19 @@ if [ -n "$softmq_results" ]; then
 fi
 if [ -n "$softmq_moddir" ]; then
 	mkdir -p "/newroot/lib/modules/$softmq_abi"
-	mount -o bind "/newroot$softmq_moddir" "/newroot/lib/modules/$softmq_abi" ||
-		fail "bind mount of the modules dir"
+	if [ -n "$softmq_hostdirs" ]; then
+		# A cross line's modules lie in the cache, bound read-only
+		# from hostfs: give them their own tmpfs upper so that
+		# make install and depmod can write there, as they can
+		# through the root's overlay on an amd64 line.
+		mkdir -p /rw/mod/upper /rw/mod/work
+		mount -t overlay overlay -o "lowerdir=/newroot$softmq_moddir,upperdir=/rw/mod/upper,workdir=/rw/mod/work" \
+			"/newroot/lib/modules/$softmq_abi" ||
+			fail "overlay mount of the modules dir"
+	else
+		mount -o bind "/newroot$softmq_moddir" "/newroot/lib/modules/$softmq_abi" ||
+			fail "bind mount of the modules dir"
+	fi
 fi
 umount /proc /sys
 mount --move /dev /newroot/dev 2>/dev/null || umount /dev
