@@ -12,10 +12,11 @@
 # -batch (process start-up dominates under load).  After: nothing stuck,
 # probe, exact counter identity, memory back to baseline.
 #
-# Cycles: 8 (normal suite), 1000 with SOFTMQ_FULL=1 (SOFTMQ_CHURN_CYCLES).
+# Cycles: 8 (normal suite), 1000 with SOFTMQ_FULL=1, 50 then in an i386
+# or arm64 guest (SOFTMQ_CHURN_CYCLES).
 . "$(dirname "$0")/lib.sh"
 
-CYCLES=${SOFTMQ_CHURN_CYCLES:-$(n 8 1000)}
+CYCLES=${SOFTMQ_CHURN_CYCLES:-$(n 8 1000 50)}
 churn_up churn-qdisc
 base=$(mem_snap)
 need churn-qdisc "cannot start the load" load_start

@@ -9,10 +9,10 @@
 # both slow devices (with spills and over-limit drops), memory back.
 #
 # Flaps: 3 (normal suite: about 7 s each under TCG), 200 with
-# SOFTMQ_FULL=1 (SOFTMQ_LINK_FLAPS).
+# SOFTMQ_FULL=1, 20 then in an i386 or arm64 guest (SOFTMQ_LINK_FLAPS).
 . "$(dirname "$0")/lib.sh"
 
-FLAPS=${SOFTMQ_LINK_FLAPS:-$(n 3 200)}
+FLAPS=${SOFTMQ_LINK_FLAPS:-$(n 3 200 20)}
 churn_up churn-link
 need churn-link "no slowdev module ($SLOWDEV_KO); the test bed builds it: tests/testbed/build.sh $SMQ_LINE" slowdev_load
 SP=/sys/module/slowdev/parameters

@@ -7,10 +7,11 @@
 # queue (a ring woke during the step).  After: nothing stuck, probe,
 # counter identity, memory back to baseline.
 #
-# Steps: 8 (normal suite), 100 with SOFTMQ_FULL=1 (SOFTMQ_TXQ_STEPS).
+# Steps: 8 (normal suite), 100 with SOFTMQ_FULL=1, 16 then in an i386 or
+# arm64 guest (SOFTMQ_TXQ_STEPS).
 . "$(dirname "$0")/lib.sh"
 
-STEPS=${SOFTMQ_TXQ_STEPS:-$(n 8 100)}
+STEPS=${SOFTMQ_TXQ_STEPS:-$(n 8 100 16)}
 MAXQ=$((NCPU * 2 < 4 ? 4 : NCPU * 2))
 churn_up churn-txq $MAXQ
 if ! ethtool -L $DEV tx 1 > /dev/null 2>&1; then

@@ -7,10 +7,11 @@
 # the time.  After: probe, counter identity, memory (module memory
 # included: VmallocUsed) back to baseline.
 #
-# Cycles: 6 (normal suite), 100 with SOFTMQ_FULL=1 (SOFTMQ_RMMOD_CYCLES).
+# Cycles: 6 (normal suite), 100 with SOFTMQ_FULL=1, 10 then in an i386 or
+# arm64 guest (SOFTMQ_RMMOD_CYCLES).
 . "$(dirname "$0")/lib.sh"
 
-CYCLES=${SOFTMQ_RMMOD_CYCLES:-$(n 6 100)}
+CYCLES=${SOFTMQ_RMMOD_CYCLES:-$(n 6 100 10)}
 churn_up churn-rmmod
 # Every other softmq user must be gone for rmmod to work at all.
 if [ "$(sysctl -n net.core.default_qdisc)" = softmq ]; then

@@ -8,10 +8,11 @@
 # devices' softmq must queue (a ring woke).  After: default restored,
 # probe, counter identity, memory back to baseline.
 #
-# Devices: 6 (normal suite), 200 with SOFTMQ_FULL=1 (SOFTMQ_DEV_CYCLES).
+# Devices: 6 (normal suite), 200 with SOFTMQ_FULL=1, 20 then in an i386 or
+# arm64 guest (SOFTMQ_DEV_CYCLES).
 . "$(dirname "$0")/lib.sh"
 
-CYCLES=${SOFTMQ_DEV_CYCLES:-$(n 6 200)}
+CYCLES=${SOFTMQ_DEV_CYCLES:-$(n 6 200 20)}
 churn_up churn-defqdisc
 need churn-defqdisc "no slowdev module ($SLOWDEV_KO); the test bed builds it: tests/testbed/build.sh $SMQ_LINE" slowdev_load
 old_def=$(sysctl -n net.core.default_qdisc)
