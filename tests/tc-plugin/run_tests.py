@@ -738,7 +738,7 @@ def check_man():
         result(False, 'man page: mandoc -T lint', 'mandoc not installed (make check installs it)')
     text = open(MAN).read()
     missing = [s for s in ('NAME', 'SYNOPSIS', 'DESCRIPTION', 'PARAMETERS',
-                           'EXAMPLES', 'STATISTICS', 'SEE ALSO')
+                           'EXAMPLES', 'STATISTICS', 'SEE ALSO', 'AUTHORS')
                if not re.search(r'^\.SH "?%s"?\s*$' % s, text, re.M)]
     missing += [n for _, n in mkmsg.XFIELDS if n not in text]
     result(not missing, 'man page has every section and explains every xstat',
