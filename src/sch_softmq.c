@@ -1054,56 +1054,6 @@ retry:
 	return NULL;
 }
 
-/*
- * The head of the ring the next dequeue would start with.  With NOLOCK no
- * core path peeks; a classful parent clears NOLOCK and uses
- * qdisc_peek_dequeued() semantics through softmq_peek().
- */
-static struct sk_buff *softmq_peek_table(struct softmq_table *t)
-{
-	unsigned int band;
-
-	for (band = 0; band < t->bands; band++) {
-		struct softmq_ring **rings = t->rings + band * t->nr_rings;
-		unsigned long n = t->nr_rings, idx = t->cursor[band];
-
-		for (idx = softmq_active_next(t->active[band], n, idx); idx < n;
-		     idx = softmq_active_next(t->active[band], n, idx + 1)) {
-			struct softmq_ring *ring = READ_ONCE(rings[idx]);
-			struct sk_buff *skb = ring ? softmq_ring_peek(ring) : NULL;
-
-			if (skb)
-				return skb;
-		}
-		for (idx = softmq_active_next(t->active[band], n, 0);
-		     idx < t->cursor[band];
-		     idx = softmq_active_next(t->active[band], n, idx + 1)) {
-			struct softmq_ring *ring = READ_ONCE(rings[idx]);
-			struct sk_buff *skb = ring ? softmq_ring_peek(ring) : NULL;
-
-			if (skb)
-				return skb;
-		}
-	}
-	return NULL;
-}
-
-static struct sk_buff *softmq_peek(struct Qdisc *sch)
-{
-	struct softmq_sched_data *q = qdisc_priv(sch);
-	struct sk_buff *skb = NULL;
-
-	/* A classful parent dequeues what it peeked: keep it in gso_skb. */
-	if (!(sch->flags & TCQ_F_NOLOCK))
-		return qdisc_peek_dequeued(sch);
-
-	if (q->draining)
-		skb = softmq_peek_table(q->draining);
-	if (!skb)
-		skb = softmq_peek_table(softmq_table_locked(sch));
-	return skb;
-}
-
 /* ---- control path ---------------------------------------------------------- */
 
 /*
@@ -1223,33 +1173,32 @@ static struct softmq_table *softmq_table_alloc(const struct softmq_config *cfg)
 	return t;
 }
 
-/* Not const: 6.1's struct nla_policy points to them without const. */
-static struct netlink_range_validation softmq_flows_range = {
+static const struct netlink_range_validation softmq_flows_range = {
 	.min = SOFTMQ_FLOWS_MIN,
 	.max = SOFTMQ_FLOWS_MAX,
 };
 
-static struct netlink_range_validation softmq_depth_range = {
+static const struct netlink_range_validation softmq_depth_range = {
 	.min = SOFTMQ_DEPTH_MIN,
 	.max = SOFTMQ_DEPTH_MAX,
 };
 
-static struct netlink_range_validation softmq_quantum_range = {
+static const struct netlink_range_validation softmq_quantum_range = {
 	.min = SOFTMQ_QUANTUM_MIN,
 	.max = SOFTMQ_QUANTUM_MAX,
 };
 
-static struct netlink_range_validation softmq_limit_range = {
+static const struct netlink_range_validation softmq_limit_range = {
 	.min = SOFTMQ_LIMIT_MIN,
 	.max = SOFTMQ_LIMIT_MAX,
 };
 
-static struct netlink_range_validation softmq_memory_limit_range = {
+static const struct netlink_range_validation softmq_memory_limit_range = {
 	.min = SOFTMQ_MEMORY_LIMIT_MIN,
 	.max = SOFTMQ_MEMORY_LIMIT_MAX,
 };
 
-static struct netlink_range_validation softmq_codel_time_range = {
+static const struct netlink_range_validation softmq_codel_time_range = {
 	.min = SOFTMQ_CODEL_TIME_MIN,
 	.max = SOFTMQ_CODEL_TIME_MAX,
 };
@@ -1296,7 +1245,7 @@ static int softmq_parse(struct nlattr *opt, struct softmq_config *cfg,
 		cfg->flows = nla_get_u32(tb[TCA_SOFTMQ_FLOWS]);
 		if (!is_power_of_2(cfg->flows)) {
 			NL_SET_ERR_MSG_ATTR(extack, tb[TCA_SOFTMQ_FLOWS],
-					    "softmq: flows must be a power of two");
+					    "flows must be a power of two");
 			return -EINVAL;
 		}
 	}
@@ -1304,7 +1253,7 @@ static int softmq_parse(struct nlattr *opt, struct softmq_config *cfg,
 		cfg->depth = nla_get_u32(tb[TCA_SOFTMQ_DEPTH]);
 		if (!is_power_of_2(cfg->depth)) {
 			NL_SET_ERR_MSG_ATTR(extack, tb[TCA_SOFTMQ_DEPTH],
-					    "softmq: depth must be a power of two");
+					    "depth must be a power of two");
 			return -EINVAL;
 		}
 	}
@@ -1314,7 +1263,7 @@ static int softmq_parse(struct nlattr *opt, struct softmq_config *cfg,
 		cfg->bands = nla_get_u32(tb[TCA_SOFTMQ_BANDS]);
 		if (cfg->bands != 1 && cfg->bands != SOFTMQ_MAX_BANDS) {
 			NL_SET_ERR_MSG_ATTR(extack, tb[TCA_SOFTMQ_BANDS],
-					    "softmq: bands must be 1 or 3");
+					    "bands must be 1 or 3");
 			return -EINVAL;
 		}
 	}
@@ -1337,7 +1286,7 @@ static int softmq_parse(struct nlattr *opt, struct softmq_config *cfg,
 		if (cfg->ce_threshold > SOFTMQ_CODEL_TIME_MAX &&
 		    cfg->ce_threshold != SOFTMQ_CE_THRESHOLD_OFF) {
 			NL_SET_ERR_MSG_ATTR(extack, tb[TCA_SOFTMQ_CE_THRESHOLD],
-					    "softmq: ce_threshold must be at most 60 s (us), or ~0 for none");
+					    "ce_threshold must be at most 60 s, or off");
 			return -EINVAL;
 		}
 	}
@@ -1980,7 +1929,7 @@ static struct Qdisc_ops softmq_qdisc_ops __read_mostly = {
 	.priv_size	= sizeof(struct softmq_sched_data),
 	.enqueue	= softmq_enqueue,
 	.dequeue	= softmq_dequeue,
-	.peek		= softmq_peek,
+	.peek		= qdisc_peek_dequeued,
 	.init		= softmq_init,
 	.reset		= softmq_reset,
 	.destroy	= softmq_destroy,

@@ -9,6 +9,7 @@
 
 #include <linux/version.h>
 #include <linux/module.h>
+#include <net/netlink.h>
 #include <net/pkt_sched.h>
 
 /*
@@ -41,6 +42,20 @@
  */
 #if !SOFTMQ_RESET_SEQLOCK
 #error "qdisc_reset_all_tx_gt() takes no seqlock on this kernel: softmq needs its 2026 fix"
+#endif
+
+/*
+ * Range policies: before 6.7 struct nla_policy points to a non-const
+ * struct netlink_range_validation, which the validation only reads.
+ * Kbuild reads the field from this kernel's headers (SOFTMQ_NLA_RANGE_CONST).
+ */
+#if !SOFTMQ_NLA_RANGE_CONST
+#undef NLA_POLICY_FULL_RANGE
+#define NLA_POLICY_FULL_RANGE(tp, _range) {				\
+	.type = NLA_ENSURE_UINT_OR_BINARY_TYPE(tp),			\
+	.validation_type = NLA_VALIDATE_RANGE_PTR,			\
+	.range = (struct netlink_range_validation *)(_range),		\
+}
 #endif
 
 #endif /* _SOFTMQ_COMPAT_H */
