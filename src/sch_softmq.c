@@ -241,17 +241,12 @@ static struct softmq_table *softmq_table_locked(struct Qdisc *sch)
 
 /* ---- data path ------------------------------------------------------------ */
 
-/* pfifo_fast's priomap (sch_default_prio2band is not exported before 6.5). */
-static const u8 softmq_prio2band[TC_PRIO_MAX + 1] = {
-	1, 2, 2, 2, 1, 2, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1
-};
-
 static unsigned int softmq_band(const struct softmq_table *t,
 				const struct sk_buff *skb)
 {
 	if (t->bands == 1)
 		return 0;
-	return softmq_prio2band[skb->priority & TC_PRIO_MAX];
+	return sch_default_prio2band[skb->priority & TC_PRIO_MAX];
 }
 
 /*

@@ -58,4 +58,14 @@
 }
 #endif
 
+/*
+ * pfifo_fast's priority map, exported since 6.5 (Kbuild reads
+ * sch_generic.h: SOFTMQ_HAVE_PRIO2BAND); a copy of its values before.
+ */
+#if !SOFTMQ_HAVE_PRIO2BAND
+static const u8 sch_default_prio2band[TC_PRIO_MAX + 1] = {
+	1, 2, 2, 2, 1, 2, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1
+};
+#endif
+
 #endif /* _SOFTMQ_COMPAT_H */
