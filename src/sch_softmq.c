@@ -353,7 +353,7 @@ static struct softmq_ring *softmq_ring_lookup(struct softmq_sched_data *q,
 		return NULL;
 	ring = &flow->ring;
 	softmq_ring_init(ring, t->depth);
-	ring->credit = READ_ONCE(q->cfg.quantum);
+	WRITE_ONCE(ring->credit, READ_ONCE(q->cfg.quantum));
 	old = cmpxchg(&t->rings[slot], NULL, ring);
 	if (old) {
 		kfree(flow);
@@ -767,8 +767,8 @@ static struct sk_buff *softmq_band_dequeue_new(struct Qdisc *sch,
 			softmq_flow(ring)->new_round = t->round[band];
 			if (ring->credit <= 0)
 				continue;
-			t->new_idx[band] = idx;
-			q->new_flow_count++;
+			WRITE_ONCE(t->new_idx[band], idx);
+			WRITE_ONCE(q->new_flow_count, q->new_flow_count + 1);
 		} else {
 			ring = READ_ONCE(rings[idx]);
 		}
@@ -776,7 +776,7 @@ static struct sk_buff *softmq_band_dequeue_new(struct Qdisc *sch,
 		if (ring->credit > 0) {
 			skb = softmq_flow_dequeue(sch, ring);
 			if (skb) {
-				ring->credit -= qdisc_pkt_len(skb);
+				WRITE_ONCE(ring->credit, ring->credit - qdisc_pkt_len(skb));
 				return skb;
 			}
 			/*
@@ -788,13 +788,13 @@ static struct sk_buff *softmq_band_dequeue_new(struct Qdisc *sch,
 			if (softmq_ring_retire(ring, active, idx)) {
 				__clear_bit(idx, known);
 				t->known_rings[band]--;
-				ring->credit = READ_ONCE(q->cfg.quantum);
+				WRITE_ONCE(ring->credit, READ_ONCE(q->cfg.quantum));
 			}
-			t->new_idx[band] = n;
+			WRITE_ONCE(t->new_idx[band], n);
 			return NULL;
 		}
 		/* Its quantum spent, it joins the lap with what it owes. */
-		t->new_idx[band] = n;
+		WRITE_ONCE(t->new_idx[band], n);
 	}
 }
 
@@ -815,23 +815,23 @@ static enum softmq_visit softmq_ring_visit(struct Qdisc *sch,
 	struct softmq_ring *ring = READ_ONCE(t->rings[band * t->nr_rings + idx]);
 
 	if (ring && ring->credit <= 0) {
-		ring->credit += READ_ONCE(q->cfg.quantum);
+		WRITE_ONCE(ring->credit, ring->credit + READ_ONCE(q->cfg.quantum));
 		softmq_note_occupancy(q, ring);
 		return SOFTMQ_VISIT_SPENT;
 	}
 	*skb = ring ? softmq_flow_dequeue(sch, ring) : NULL;
 	if (likely(*skb)) {
-		ring->credit -= qdisc_pkt_len(*skb);
+		WRITE_ONCE(ring->credit, ring->credit - qdisc_pkt_len(*skb));
 		return SOFTMQ_VISIT_TOOK;
 	}
 	if (ring && softmq_ring_retire(ring, t->active[band], idx)) {
 		/* Like a new flow in fq_codel: a full quantum next time. */
-		ring->credit = READ_ONCE(q->cfg.quantum);
+		WRITE_ONCE(ring->credit, READ_ONCE(q->cfg.quantum));
 		if (__test_and_clear_bit(idx, t->known[band]))
 			t->known_rings[band]--;
 		return SOFTMQ_VISIT_IDLE;
 	}
-	q->busy_skips++;
+	WRITE_ONCE(q->busy_skips, q->busy_skips + 1);
 	return SOFTMQ_VISIT_BUSY;
 }
 
@@ -1081,14 +1081,14 @@ static void softmq_table_purge(struct Qdisc *sch, struct softmq_table *t)
 				else
 					kfree_skb(skb);
 			}
-			ring->credit = quantum;
+			WRITE_ONCE(ring->credit, quantum);
 			codel_vars_init(&softmq_flow(ring)->cvars);
 			if (test_bit(idx, active))
 				softmq_ring_retire(ring, active, idx);
 		}
 		bitmap_zero(t->known[band], t->nr_rings);
 		t->known_rings[band] = 0;
-		t->new_idx[band] = t->nr_rings;
+		WRITE_ONCE(t->new_idx[band], t->nr_rings);
 		/*
 		 * A ring whose push was in flight stays marked and is now
 		 * unknown, and its push woke nothing: look for it once.
