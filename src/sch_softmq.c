@@ -41,6 +41,7 @@
 #include <linux/u64_stats_sync.h>
 #include <net/codel.h>
 #include <net/codel_impl.h>
+#include <net/codel_qdisc.h>
 #include <net/netlink.h>
 #include <net/pkt_sched.h>
 #include <net/sch_generic.h>
@@ -371,19 +372,6 @@ static int softmq_drop(struct sk_buff *skb, struct Qdisc *sch,
 	return qdisc_drop(skb, sch, to_free);
 }
 
-struct softmq_skb_cb {
-	/* What a queued skb was charged: its truesize may change before dequeue. */
-	u32		mem_usage;
-	/* Stamped by the producer, read by CoDel at dequeue. */
-	codel_time_t	enqueue_time;
-};
-
-static struct softmq_skb_cb *softmq_skb_cb(const struct sk_buff *skb)
-{
-	qdisc_cb_private_validate(skb, sizeof(struct softmq_skb_cb));
-	return (struct softmq_skb_cb *)qdisc_skb_cb(skb)->data;
-}
-
 /* Producer: @pkts packets of @bytes truesize more (or fewer) on this CPU. */
 static void softmq_charge(struct softmq_sched_data *q, s32 pkts, s32 bytes)
 {
@@ -418,7 +406,7 @@ static __always_inline void softmq_uncharge(struct softmq_sched_data *q,
 {
 	softmq_bound_uncharge(&q->pkts, &q->deq_pkts, -1);
 	softmq_bound_uncharge(&q->memory, &q->deq_mem,
-			      -(s32)softmq_skb_cb(skb)->mem_usage);
+			      -(s32)get_codel_cb(skb)->mem_usage);
 }
 
 /*
@@ -520,9 +508,12 @@ static int softmq_enqueue(struct sk_buff *skb, struct Qdisc *sch,
 	verdict = softmq_admit(q, t, ring, truesize);
 	if (likely(verdict == SOFTMQ_ADMIT)) {
 		/* Only an admitted packet pays the clock read. */
-		softmq_skb_cb(skb)->mem_usage = truesize;
-		softmq_skb_cb(skb)->enqueue_time = READ_ONCE(q->timestamp) ?
-						   codel_get_time() : 0;
+		/* mem_usage: its truesize may change before dequeue. */
+		get_codel_cb(skb)->mem_usage = truesize;
+		if (READ_ONCE(q->timestamp))
+			codel_set_enqueue_time(skb);
+		else
+			get_codel_cb(skb)->enqueue_time = 0;
 		softmq_charge(q, 1, truesize);
 		softmq_ring_account(ring, pkt_len);
 		res = softmq_ring_push(ring, skb, &retries);
@@ -689,7 +680,7 @@ static u32 softmq_codel_len(const struct sk_buff *skb)
 
 static codel_time_t softmq_codel_time(const struct sk_buff *skb)
 {
-	codel_time_t t = softmq_skb_cb(skb)->enqueue_time;
+	codel_time_t t = codel_get_enqueue_time(skb);
 
 	/* Queued while CoDel was off: no sojourn to hold against it. */
 	return t ? t : codel_get_time();
