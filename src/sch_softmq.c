@@ -591,7 +591,7 @@ softmq_ring_take(struct softmq_ring *ring)
 {
 	struct sk_buff *skb = softmq_ring_pop_slot(ring);
 
-	if (unlikely(!skb))
+	if (!skb)
 		return softmq_ring_unspilled(ring) ? NULL :
 		       softmq_ring_take_spilled(ring);
 	softmq_ring_taken(ring, qdisc_pkt_len(skb));
@@ -656,7 +656,7 @@ static struct sk_buff *softmq_codel_pop(struct codel_vars *vars, void *ctx)
 	struct softmq_flow *flow = container_of(vars, struct softmq_flow, cvars);
 	struct sk_buff *skb = softmq_ring_pop_slot(&flow->ring);
 
-	if (unlikely(!skb))
+	if (!skb)
 		return softmq_ring_unspilled(&flow->ring) ? NULL :
 		       softmq_codel_pop_spilled(&flow->ring, ctx);
 	softmq_ring_taken(&flow->ring, qdisc_pkt_len(skb));
@@ -811,7 +811,7 @@ static enum softmq_visit softmq_ring_visit(struct Qdisc *sch,
 		return SOFTMQ_VISIT_SPENT;
 	}
 	*skb = ring ? softmq_flow_dequeue(sch, ring) : NULL;
-	if (likely(*skb)) {
+	if (*skb) {
 		WRITE_ONCE(ring->credit, ring->credit - qdisc_pkt_len(*skb));
 		return SOFTMQ_VISIT_TOOK;
 	}
@@ -1005,7 +1005,7 @@ retry:
 	skb = softmq_dequeue_tables(sch, &busy);
 	if (unlikely(q->cstats.drop_count))
 		softmq_codel_report(sch);
-	if (likely(skb)) {
+	if (skb) {
 		softmq_uncharge(q, skb);
 		bstats_update(&q->dequeued, skb);
 		qdisc_update_stats_at_dequeue(sch, skb);
