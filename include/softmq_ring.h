@@ -3,8 +3,9 @@
  * softmq_ring.h - bounded lockless MPSC ring and the "ring has work" marking.
  *
  * This one header is compiled into the kernel module and into the userspace
- * unit tests, stress tests, fuzzer and benchmark (tests/ring/), so what is
- * tested is what runs.  Only the primitives section differs between the two.
+ * unit tests, stress tests, fuzzer and benchmark (tests/ring/), which
+ * provide the kernel API it uses (tests/ring/kshim/), so what is tested is
+ * what runs.
  *
  * Roles
  *   producer: any CPU, any number at once (softmq_enqueue, BH disabled; on
@@ -55,8 +56,6 @@
 #ifndef _SOFTMQ_RING_H
 #define _SOFTMQ_RING_H
 
-/* ---- primitives: kernel ------------------------------------------------- */
-#ifdef __KERNEL__
 #include <linux/atomic.h>
 #include <linux/bitops.h>
 #include <linux/cache.h>
@@ -64,148 +63,6 @@
 #include <linux/find.h>
 #include <linux/limits.h>
 #include <linux/types.h>
-
-#define smq_tail_t			atomic_long_t
-#define SMQ_CACHELINE_ALIGNED		____cacheline_aligned_in_smp
-#define smq_tail_read(p)		atomic_long_read(p)
-#define smq_tail_set(p, v)		atomic_long_set(p, v)
-#define smq_tail_add(p, v)		atomic_long_add(v, p)
-/* Fully ordered when it succeeds (atomic_t.txt); failure orders nothing. */
-#define smq_tail_try_cmpxchg(p, oldp, new) atomic_long_try_cmpxchg(p, oldp, new)
-/* Acquire/release pairs: see the comments at each use below. */
-#define smq_load_acquire(p)		smp_load_acquire(p)
-/* Pairs with smq_load_acquire() at each use below. */
-#define smq_store_release(p, v)		smp_store_release(p, v)
-#define smq_read_once(x)		READ_ONCE(x)
-#define smq_write_once(x, v)		WRITE_ONCE(x, v)
-#define smq_set_bit(nr, map)		set_bit(nr, map)
-#define smq_clear_bit(nr, map)		clear_bit(nr, map)
-#define smq_test_bit(nr, map)		test_bit(nr, map)
-/* Full barrier after a set_bit()/clear_bit() (they order nothing alone). */
-#define smq_mb_after_atomic()		smp_mb__after_atomic()
-/* Full barrier between two plain loads (softmq_ring_seen()). */
-#define smq_mb()			smp_mb()
-#define smq_find_next_bit(map, n, from)	find_next_bit(map, n, from)
-#define smq_find_next_bit_wrap(map, n, from) find_next_bit_wrap(map, n, from)
-#define smq_find_first_andnot_bit(map, mask, n) find_next_andnot_bit(map, mask, n, 0)
-#define smq_ffs(w)			__ffs(w)
-/* The spill stack: llist_add()/llist_del_all() on our own node type. */
-#define smq_ptr_try_cmpxchg(p, oldp, new) try_cmpxchg(p, oldp, new)
-#define smq_ptr_xchg(p, v)		xchg(p, v)
-#define smq_noinline			noinline
-
-/* ---- primitives: userspace (C11/GCC atomics; TSan understands them) ----- */
-#else
-#include <limits.h>
-#include <stdbool.h>
-#include <stddef.h>
-
-#define smq_tail_t			long
-
-#ifndef BITS_PER_LONG
-#define BITS_PER_LONG			((int)(sizeof(long) * CHAR_BIT))
-#endif
-#define SMQ_CACHELINE_ALIGNED		_Alignas(64)
-#define smq_tail_read(p)		__atomic_load_n(p, __ATOMIC_RELAXED)
-#define smq_tail_set(p, v)		__atomic_store_n(p, v, __ATOMIC_RELAXED)
-#define smq_tail_add(p, v)		((void)__atomic_fetch_add(p, v, __ATOMIC_RELAXED))
-#define smq_tail_try_cmpxchg(p, oldp, new) \
-	__atomic_compare_exchange_n(p, oldp, new, false, \
-				    __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)
-#define smq_load_acquire(p)		__atomic_load_n(p, __ATOMIC_ACQUIRE)
-#define smq_store_release(p, v)		__atomic_store_n(p, v, __ATOMIC_RELEASE)
-#define smq_read_once(x)		__atomic_load_n(&(x), __ATOMIC_RELAXED)
-#define smq_write_once(x, v)		__atomic_store_n(&(x), v, __ATOMIC_RELAXED)
-#define smq_ptr_try_cmpxchg(p, oldp, new) \
-	__atomic_compare_exchange_n(p, oldp, new, false, \
-				    __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)
-#define smq_ptr_xchg(p, v)		__atomic_exchange_n(p, v, __ATOMIC_SEQ_CST)
-/* The tests' ring_inc.h makes it noinline, as the kernel's is. */
-#ifndef smq_noinline
-#define smq_noinline
-#endif
-
-static inline void smq_set_bit(unsigned int nr, unsigned long *map)
-{
-	__atomic_fetch_or(&map[nr / BITS_PER_LONG],
-			  1UL << (nr % BITS_PER_LONG), __ATOMIC_RELAXED);
-}
-
-static inline void smq_clear_bit(unsigned int nr, unsigned long *map)
-{
-	__atomic_fetch_and(&map[nr / BITS_PER_LONG],
-			   ~(1UL << (nr % BITS_PER_LONG)), __ATOMIC_RELAXED);
-}
-
-static inline bool smq_test_bit(unsigned int nr, const unsigned long *map)
-{
-	return (__atomic_load_n(&map[nr / BITS_PER_LONG], __ATOMIC_RELAXED) >>
-		(nr % BITS_PER_LONG)) & 1;
-}
-
-/*
- * smp_mb__after_atomic() for the band hint handshake: both sides do an
- * acq_rel RMW on one word, so whichever comes second in its modification
- * order sees what the other stored before it.  ThreadSanitizer follows
- * that; it does not model atomic_thread_fence().
- */
-static long smq_fence_word;
-#define smq_mb_after_atomic() \
-	((void)__atomic_fetch_add(&smq_fence_word, 0, __ATOMIC_ACQ_REL))
-#define smq_mb()			smq_mb_after_atomic()
-
-static inline unsigned long smq_find_next_bit(const unsigned long *map,
-					      unsigned long n,
-					      unsigned long from)
-{
-	while (from < n) {
-		unsigned long w = __atomic_load_n(&map[from / BITS_PER_LONG],
-						  __ATOMIC_RELAXED);
-
-		w &= ~0UL << (from % BITS_PER_LONG);
-		if (w) {
-			from = (from & ~(unsigned long)(BITS_PER_LONG - 1)) +
-			       (unsigned long)__builtin_ctzl(w);
-			return from < n ? from : n;
-		}
-		from = (from | (BITS_PER_LONG - 1)) + 1;
-	}
-	return n;
-}
-
-#define smq_ffs(w)			((unsigned long)__builtin_ctzl(w))
-
-/* find_next_andnot_bit() from 0; @mask is the consumer's own (plain reads). */
-static inline unsigned long smq_find_first_andnot_bit(const unsigned long *map,
-						      const unsigned long *mask,
-						      unsigned long n)
-{
-	unsigned long i, w;
-
-	for (i = 0; i < n; i += BITS_PER_LONG) {
-		w = __atomic_load_n(&map[i / BITS_PER_LONG], __ATOMIC_RELAXED) &
-		    ~mask[i / BITS_PER_LONG];
-		if (w) {
-			i += (unsigned long)__builtin_ctzl(w);
-			return i < n ? i : n;
-		}
-	}
-	return n;
-}
-
-/* find_next_bit_wrap(): from @from to @n, then from 0 up to @from. */
-static inline unsigned long smq_find_next_bit_wrap(const unsigned long *map,
-						   unsigned long n,
-						   unsigned long from)
-{
-	unsigned long idx = smq_find_next_bit(map, n, from);
-
-	if (idx < n)
-		return idx;
-	idx = smq_find_next_bit(map, from, 0);
-	return idx < from ? idx : n;
-}
-#endif /* __KERNEL__ */
 
 /* ---- the ring ----------------------------------------------------------- */
 
@@ -224,15 +81,15 @@ struct softmq_spill {
 
 struct softmq_ring {
 	/* Producer line: written by every CPU that pushes to this ring. */
-	SMQ_CACHELINE_ALIGNED smq_tail_t tail;
+	____cacheline_aligned_in_smp atomic_long_t tail;
 	unsigned long	head_snap;	/* a recent head; spares producers a miss */
 	unsigned long	mask;		/* depth - 1, read-only after init */
-	smq_tail_t	bytes_in;	/* bytes pushed (softmq_ring_account) */
+	atomic_long_t	bytes_in;	/* bytes pushed (softmq_ring_account) */
 	/* Spilled items, newest first; pushed only while the slots are full. */
 	struct softmq_spill *spilled;
 
 	/* Consumer line: written by the consumer only. */
-	SMQ_CACHELINE_ALIGNED unsigned long head;
+	____cacheline_aligned_in_smp unsigned long head;
 	unsigned long	cmask;		/* copy of mask, keeps pops off the producer line */
 	long		credit;		/* consumer-private: softmq's DRR deficit */
 	unsigned long	bytes_out;	/* bytes popped (softmq_ring_taken) */
@@ -246,7 +103,7 @@ struct softmq_ring {
 	struct softmq_spill *late_first;
 	struct softmq_spill *late_last;
 
-	SMQ_CACHELINE_ALIGNED void *slot[];
+	____cacheline_aligned_in_smp void *slot[];
 };
 
 enum softmq_push {
@@ -266,10 +123,10 @@ static inline size_t softmq_ring_bytes(unsigned int depth)
  */
 static inline void softmq_ring_init(struct softmq_ring *r, unsigned int depth)
 {
-	smq_tail_set(&r->tail, SOFTMQ_RING_IDLE);
+	atomic_long_set(&r->tail, SOFTMQ_RING_IDLE);
 	r->head_snap = 0;
 	r->mask = depth - 1;
-	smq_tail_set(&r->bytes_in, 0);
+	atomic_long_set(&r->bytes_in, 0);
 	r->spilled = NULL;
 	r->head = 0;
 	r->cmask = depth - 1;
@@ -301,11 +158,14 @@ static inline bool softmq_ring_fits(struct softmq_ring *r, unsigned long pos)
 {
 	unsigned long h;
 
-	if (((pos - smq_load_acquire(&r->head_snap)) & SOFTMQ_RING_POS_MASK) <=
+	/* Acquire: pairs with the release below (another producer's). */
+	if (((pos - smp_load_acquire(&r->head_snap)) & SOFTMQ_RING_POS_MASK) <=
 	    r->mask)
 		return true;
-	h = smq_load_acquire(&r->head);
-	smq_store_release(&r->head_snap, h);
+	/* Acquire: pairs with the consumer's release of head after a pop. */
+	h = smp_load_acquire(&r->head);
+	/* Release: hands on what the acquire of head ordered. */
+	smp_store_release(&r->head_snap, h);
 	return ((pos - h) & SOFTMQ_RING_POS_MASK) <= r->mask;
 }
 
@@ -318,12 +178,12 @@ static inline void softmq_ring_spill(struct softmq_ring *r, void *item,
 				     unsigned long pos)
 {
 	struct softmq_spill *s = item;
-	struct softmq_spill *first = smq_read_once(r->spilled);
+	struct softmq_spill *first = READ_ONCE(r->spilled);
 
 	s->pos = pos;
 	do {
 		s->next = first;
-	} while (!smq_ptr_try_cmpxchg(&r->spilled, &first, s));
+	} while (!try_cmpxchg(&r->spilled, &first, s));
 }
 
 /*
@@ -337,13 +197,13 @@ static inline enum softmq_push softmq_ring_push(struct softmq_ring *r,
 						void *item,
 						unsigned int *retries)
 {
-	long t = smq_tail_read(&r->tail);
+	long t = atomic_long_read(&r->tail);
 	unsigned long pos;
 
 	for (;;) {
 		pos = softmq_ring_pos(t);
-		if (smq_tail_try_cmpxchg(&r->tail, &t,
-					 (long)(((pos + 1) & SOFTMQ_RING_POS_MASK) << 1)))
+		if (atomic_long_try_cmpxchg(&r->tail, &t,
+					    (long)(((pos + 1) & SOFTMQ_RING_POS_MASK) << 1)))
 			break;
 		(*retries)++;
 	}
@@ -352,7 +212,7 @@ static inline enum softmq_push softmq_ring_push(struct softmq_ring *r,
 		return SOFTMQ_PUSH_SPILLED;
 	}
 	/* Publish: pairs with the acquire in softmq_ring_pop_slot/peek. */
-	smq_store_release(&r->slot[pos & r->mask], item);
+	smp_store_release(&r->slot[pos & r->mask], item);
 	return (t & SOFTMQ_RING_IDLE) ? SOFTMQ_PUSH_WOKE : SOFTMQ_PUSH_OK;
 }
 
@@ -392,7 +252,7 @@ static inline bool softmq_spill_append(struct softmq_ring *r,
  */
 static inline void softmq_ring_unspill(struct softmq_ring *r)
 {
-	struct softmq_spill *s = smq_ptr_xchg(&r->spilled, NULL);
+	struct softmq_spill *s = xchg(&r->spilled, NULL);
 	struct softmq_spill *rev = NULL, *next, **at;
 
 	while (s) {
@@ -429,7 +289,7 @@ static inline struct softmq_spill **softmq_ring_spilled(struct softmq_ring *r)
 			return &r->spill_first;
 		if (r->late_first && r->late_first->pos == r->head)
 			return &r->late_first;
-		if (pass || !smq_read_once(r->spilled))
+		if (pass || !READ_ONCE(r->spilled))
 			break;
 		softmq_ring_unspill(r);
 	}
@@ -443,21 +303,21 @@ static inline struct softmq_spill **softmq_ring_spilled(struct softmq_ring *r)
  */
 static inline bool softmq_ring_unspilled(const struct softmq_ring *r)
 {
-	return !r->spill_first && !r->late_first && !smq_read_once(r->spilled);
+	return !r->spill_first && !r->late_first && !READ_ONCE(r->spilled);
 }
 
 /*
  * The spill side of peek and pop, out of line: a pop that finds its slot
  * never comes here, nor one of a ring that has not spilled.
  */
-static smq_noinline void *softmq_ring_peek_spilled(struct softmq_ring *r)
+static noinline void *softmq_ring_peek_spilled(struct softmq_ring *r)
 {
 	struct softmq_spill **list = softmq_ring_spilled(r);
 
 	return list ? *list : NULL;
 }
 
-static smq_noinline void *softmq_ring_pop_spilled(struct softmq_ring *r)
+static noinline void *softmq_ring_pop_spilled(struct softmq_ring *r)
 {
 	struct softmq_spill **list = softmq_ring_spilled(r);
 	struct softmq_spill *s;
@@ -469,7 +329,7 @@ static smq_noinline void *softmq_ring_pop_spilled(struct softmq_ring *r)
 	s->next = NULL;
 	s->pos = 0;
 	/* Release: pairs with the producers' acquire in softmq_ring_fits(). */
-	smq_store_release(&r->head, (r->head + 1) & SOFTMQ_RING_POS_MASK);
+	smp_store_release(&r->head, (r->head + 1) & SOFTMQ_RING_POS_MASK);
 	return s;
 }
 
@@ -482,7 +342,8 @@ static smq_noinline void *softmq_ring_pop_spilled(struct softmq_ring *r)
 static inline void *softmq_ring_peek(struct softmq_ring *r)
 {
 	void * const *slot = &r->slot[r->head & r->cmask];
-	void *item = smq_load_acquire(slot);
+	/* Acquire: pairs with the producer's publish in softmq_ring_push(). */
+	void *item = smp_load_acquire(slot);
 
 	if (item || softmq_ring_unspilled(r))
 		return item;
@@ -500,13 +361,14 @@ static inline void *softmq_ring_pop_slot(struct softmq_ring *r)
 {
 	unsigned long h = r->head;
 	void **slot = &r->slot[h & r->cmask];
-	void *item = smq_load_acquire(slot);
+	/* Acquire: pairs with the producer's publish in softmq_ring_push(). */
+	void *item = smp_load_acquire(slot);
 
 	if (!item)
 		return NULL;
-	smq_write_once(*slot, NULL);
+	WRITE_ONCE(*slot, NULL);
 	/* Release: a producer that sees the new head also sees the NULL. */
-	smq_store_release(&r->head, (h + 1) & SOFTMQ_RING_POS_MASK);
+	smp_store_release(&r->head, (h + 1) & SOFTMQ_RING_POS_MASK);
 	return item;
 }
 
@@ -523,7 +385,7 @@ static inline void *softmq_ring_pop(struct softmq_ring *r)
 /* Consumer.  Claimed positions not yet taken (includes unpublished ones). */
 static inline unsigned long softmq_ring_count(const struct softmq_ring *r)
 {
-	return (softmq_ring_pos(smq_tail_read(&r->tail)) - r->head) &
+	return (softmq_ring_pos(atomic_long_read(&r->tail)) - r->head) &
 	       SOFTMQ_RING_POS_MASK;
 }
 
@@ -534,9 +396,9 @@ static inline unsigned long softmq_ring_count(const struct softmq_ring *r)
  */
 static inline unsigned long softmq_ring_len(const struct softmq_ring *r)
 {
-	unsigned long head = smq_read_once(r->head);
+	unsigned long head = READ_ONCE(r->head);
 
-	return (softmq_ring_pos(smq_tail_read(&r->tail)) - head) &
+	return (softmq_ring_pos(atomic_long_read(&r->tail)) - head) &
 	       SOFTMQ_RING_POS_MASK;
 }
 
@@ -549,20 +411,20 @@ static inline unsigned long softmq_ring_len(const struct softmq_ring *r)
  */
 static inline void softmq_ring_account(struct softmq_ring *r, long bytes)
 {
-	smq_tail_add(&r->bytes_in, bytes);
+	atomic_long_add(bytes, &r->bytes_in);
 }
 
 /* Consumer, after popping an item of @bytes. */
 static inline void softmq_ring_taken(struct softmq_ring *r, unsigned long bytes)
 {
-	smq_write_once(r->bytes_out, r->bytes_out + bytes);
+	WRITE_ONCE(r->bytes_out, r->bytes_out + bytes);
 }
 
 /* Any CPU: the bytes queued, as softmq_ring_len() counts items. */
 static inline unsigned long softmq_ring_backlog(const struct softmq_ring *r)
 {
-	unsigned long out = smq_read_once(r->bytes_out);
-	long n = (long)((unsigned long)smq_tail_read(&r->bytes_in) - out);
+	unsigned long out = READ_ONCE(r->bytes_out);
+	long n = (long)((unsigned long)atomic_long_read(&r->bytes_in) - out);
 
 	return n > 0 ? (unsigned long)n : 0;
 }
@@ -572,14 +434,14 @@ static inline unsigned long softmq_ring_backlog(const struct softmq_ring *r)
 /* Producer, after SOFTMQ_PUSH_WOKE.  Ordered after the push by its cmpxchg. */
 static inline void softmq_active_set(unsigned long *map, unsigned int idx)
 {
-	smq_set_bit(idx, map);
+	set_bit(idx, map);
 }
 
 /* The bits of a one-word bitmap of @n (1..BITS_PER_LONG) bits. */
 static inline unsigned long softmq_active_word(const unsigned long *map,
 					       unsigned long n)
 {
-	return smq_read_once(map[0]) & (~0UL >> (BITS_PER_LONG - n));
+	return READ_ONCE(map[0]) & (~0UL >> (BITS_PER_LONG - n));
 }
 
 /*
@@ -595,11 +457,11 @@ static inline unsigned long softmq_active_next(const unsigned long *map,
 	unsigned long w;
 
 	if (n > BITS_PER_LONG)
-		return smq_find_next_bit(map, n, from);
+		return find_next_bit(map, n, from);
 	if (from >= n)
 		return n;
 	w = softmq_active_word(map, n) & (~0UL << from);
-	return w ? smq_ffs(w) : n;
+	return w ? __ffs(w) : n;
 }
 
 /*
@@ -613,9 +475,9 @@ static inline unsigned long softmq_active_first_andnot(const unsigned long *map,
 	unsigned long w;
 
 	if (n > BITS_PER_LONG)
-		return smq_find_first_andnot_bit(map, mask, n);
+		return find_next_andnot_bit(map, mask, n, 0);
 	w = softmq_active_word(map, n) & ~mask[0];
-	return w ? smq_ffs(w) : n;
+	return w ? __ffs(w) : n;
 }
 
 /*
@@ -631,12 +493,12 @@ static inline unsigned long softmq_active_next_wrap(const unsigned long *map,
 	unsigned long w, after;
 
 	if (n > BITS_PER_LONG)
-		return smq_find_next_bit_wrap(map, n, from);
+		return find_next_bit_wrap(map, n, from);
 	w = softmq_active_word(map, n);
 	if (!w)
 		return n;
 	after = from < n ? w & (~0UL << from) : 0;
-	return smq_ffs(after ? after : w);
+	return __ffs(after ? after : w);
 }
 
 /* The first "a ring woke" bit of the hint word; the band bits are below. */
@@ -658,11 +520,12 @@ static inline unsigned long softmq_active_next_wrap(const unsigned long *map,
  */
 static inline void softmq_band_note(unsigned long *hints, unsigned int band)
 {
-	smq_mb_after_atomic();
-	if (!smq_test_bit(band, hints))
-		smq_set_bit(band, hints);
-	if (!smq_test_bit(SOFTMQ_BAND_WOKE + band, hints))
-		smq_set_bit(SOFTMQ_BAND_WOKE + band, hints);
+	/* Our mark before the hint read; pairs with softmq_band_retire(). */
+	smp_mb__after_atomic();
+	if (!test_bit(band, hints))
+		set_bit(band, hints);
+	if (!test_bit(SOFTMQ_BAND_WOKE + band, hints))
+		set_bit(SOFTMQ_BAND_WOKE + band, hints);
 }
 
 /*
@@ -678,10 +541,11 @@ static inline void softmq_band_note(unsigned long *hints, unsigned int band)
 static inline bool softmq_band_woke_take(unsigned long *hints,
 					 unsigned int band)
 {
-	if (!smq_test_bit(SOFTMQ_BAND_WOKE + band, hints))
+	if (!test_bit(SOFTMQ_BAND_WOKE + band, hints))
 		return false;
-	smq_clear_bit(SOFTMQ_BAND_WOKE + band, hints);
-	smq_mb_after_atomic();
+	clear_bit(SOFTMQ_BAND_WOKE + band, hints);
+	/* The clear before the scan; pairs with softmq_band_note(). */
+	smp_mb__after_atomic();
 	return true;
 }
 
@@ -689,7 +553,7 @@ static inline bool softmq_band_woke_take(unsigned long *hints,
 static inline bool softmq_band_maybe(const unsigned long *hints,
 				     unsigned int band)
 {
-	return smq_test_bit(band, hints);
+	return test_bit(band, hints);
 }
 
 /*
@@ -702,11 +566,12 @@ static inline bool softmq_band_maybe(const unsigned long *hints,
 static inline bool softmq_band_retire(unsigned long *hints, unsigned int band,
 				      const unsigned long *map, unsigned long n)
 {
-	smq_clear_bit(band, hints);
-	smq_mb_after_atomic();
+	clear_bit(band, hints);
+	/* The clear before the rescan; pairs with softmq_band_note(). */
+	smp_mb__after_atomic();
 	if (softmq_active_next(map, n, 0) >= n)
 		return true;
-	smq_set_bit(band, hints);
+	set_bit(band, hints);
 	return false;
 }
 
@@ -731,10 +596,11 @@ static inline bool softmq_ring_seen(const unsigned long *map, unsigned int idx,
 				    const unsigned long *hints,
 				    unsigned int band)
 {
-	if (!smq_test_bit(idx, map))
+	if (!test_bit(idx, map))
 		return false;
-	smq_mb();
-	return smq_test_bit(band, hints);
+	/* The mark read before the hint read; pairs with softmq_band_retire(). */
+	smp_mb();
+	return test_bit(band, hints);
 }
 
 /*
@@ -747,19 +613,19 @@ static inline bool softmq_ring_seen(const unsigned long *map, unsigned int idx,
 static inline bool softmq_ring_retire(struct softmq_ring *r,
 				      unsigned long *map, unsigned int idx)
 {
-	long t = smq_tail_read(&r->tail);
+	long t = atomic_long_read(&r->tail);
 
 	if (softmq_ring_pos(t) != r->head)
 		return false;
-	smq_clear_bit(idx, map);
+	clear_bit(idx, map);
 	/*
 	 * Fully ordered cmpxchg: the clear above is visible before IDLE is.
 	 * A producer whose cmpxchg returns our IDLE value sets the mark after
 	 * that, so the ring cannot end up holding items and unmarked.
 	 */
-	if (smq_tail_try_cmpxchg(&r->tail, &t, t | SOFTMQ_RING_IDLE))
+	if (atomic_long_try_cmpxchg(&r->tail, &t, t | SOFTMQ_RING_IDLE))
 		return true;
-	smq_set_bit(idx, map);
+	set_bit(idx, map);
 	return false;
 }
 

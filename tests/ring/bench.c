@@ -402,7 +402,7 @@ static int tput(int reps, unsigned long n)
 static struct softmq_ring *ir_ring, *edge_ring;
 static unsigned long ir_map[1];
 
-__attribute__((noinline, noclone, used)) enum softmq_push
+__attribute__((__noinline__, noclone, used)) enum softmq_push
 pair_push(struct softmq_ring *r, void *it)
 {
 	unsigned int retries = 0;
@@ -410,13 +410,13 @@ pair_push(struct softmq_ring *r, void *it)
 	return softmq_ring_push(r, it, &retries);
 }
 
-__attribute__((noinline, noclone, used)) void *pair_pop(struct softmq_ring *r)
+__attribute__((__noinline__, noclone, used)) void *pair_pop(struct softmq_ring *r)
 {
 	return softmq_ring_pop(r);
 }
 
 /* Every step must happen: returns 1 only if the whole cycle did. */
-__attribute__((noinline, noclone, used)) int
+__attribute__((__noinline__, noclone, used)) int
 edge_cycle(struct softmq_ring *r, unsigned long *map, void *it)
 {
 	unsigned int retries = 0;
@@ -430,13 +430,13 @@ edge_cycle(struct softmq_ring *r, unsigned long *map, void *it)
 	return ok;
 }
 
-__attribute__((noinline, noclone, used)) int
+__attribute__((__noinline__, noclone, used)) int
 spin_pair(struct spinring *s, void *it)
 {
 	return spin_push(s, it) && spin_pop(s) == it;
 }
 
-__attribute__((noinline, noclone, used)) int
+__attribute__((__noinline__, noclone, used)) int
 mutex_pair(struct mutexq *m, void *it)
 {
 	return mutex_push(m, it) && mutex_pop(m) == it;

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Include include/softmq_ring.h for a test: with its userspace primitives
- * (default) or, with -DRING_KSHIM, through its kernel branch on top of
- * kshim/ (see kshim/kshim.h).  Also small helpers every test uses.
+ * Include include/softmq_ring.h for a test, on top of kshim/ (the kernel
+ * API it uses; -DRING_KSHIM adds the access hooks, see kshim/kshim.h).
+ * Also small helpers every test uses.
  */
 #ifndef _RING_INC_H
 #define _RING_INC_H
@@ -11,19 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifdef RING_KSHIM
-#define __KERNEL__
 #include "softmq_ring.h"
-#undef __KERNEL__
 #define TAIL_LOAD(r)	  __atomic_load_n(&(r)->tail.counter, __ATOMIC_SEQ_CST)
 #define TAIL_STORE(r, v)  __atomic_store_n(&(r)->tail.counter, (v), __ATOMIC_SEQ_CST)
-#else
-/* The header's kernel branch uses noinline; keep the same code shape. */
-#define smq_noinline	__attribute__((noinline))
-#include "softmq_ring.h"
-#define TAIL_LOAD(r)	  __atomic_load_n(&(r)->tail, __ATOMIC_SEQ_CST)
-#define TAIL_STORE(r, v)  __atomic_store_n(&(r)->tail, (v), __ATOMIC_SEQ_CST)
-#endif
 
 #define HEAD_LOAD(r)	__atomic_load_n(&(r)->head, __ATOMIC_SEQ_CST)
 #define SNAP_LOAD(r)	__atomic_load_n(&(r)->head_snap, __ATOMIC_SEQ_CST)

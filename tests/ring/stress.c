@@ -55,8 +55,8 @@ static int one_in(unsigned int n)
 
 #ifdef RING_KSHIM
 /*
- * Jitter build (out/stress-jitter*): the header's kernel branch over kshim,
- * whose hook runs after (or, for cmpxchg and release stores, before) every
+ * Jitter build (out/stress-jitter*): kshim's access hooks (-DRING_KSHIM):
+ * the hook runs after (or, for cmpxchg and release stores, before) every
  * shared access the header makes.  Here it sometimes yields or spins there,
  * so a producer or the consumer is "preempted" inside push/retire and the
  * race windows, nanoseconds wide otherwise, get hit.

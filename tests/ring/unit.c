@@ -2,10 +2,11 @@
 /*
  * Unit tests for include/softmq_ring.h (cmocka, TAP output).
  *
- * Built twice by the Makefile:
- *   out/unit        the header's userspace primitives (GCC __atomic builtins)
- *   out/unit-kshim  the header's __KERNEL__ primitives on top of kshim/, whose
- *                   hooks let a test act as "another CPU" between two steps of
+ * Built three times by the Makefile, each over kshim/ (the kernel API):
+ *   out/unit        plain -O2
+ *   out/unit-asan   ASan + UBSan
+ *   out/unit-kshim  with kshim's access hooks (-DRING_KSHIM), which
+ *                   let a test act as "another CPU" between two steps of
  *                   push/retire (the races a single thread cannot otherwise
  *                   produce: retire's cmpxchg losing to a push, push's cmpxchg
  *                   retry, the stale-tail re-read on a full-looking ring).

@@ -2,13 +2,14 @@
 /*
  * kshim: just enough of the kernel API (<linux/atomic.h>, bitops, find_next_bit,
  * READ_ONCE, smp_load_acquire ...) in userspace to compile include/softmq_ring.h
- * with __KERNEL__ defined, i.e. its kernel primitives section.  Used by the
- * "kshim" build of unit.c for two things:
- *   - the header's kernel branch is compiled and run (typos, wrong argument
- *     order, try_cmpxchg's update-on-failure semantics are exercised);
- *   - every shared access calls kshim_event() after it happened, so a unit
- *     test can play "another CPU" at an exact point inside push/retire
- *     (e.g. a push landing between retire's tail read and its cmpxchg).
+ * as the kernel compiles it: every test build of tests/ring uses it, so the
+ * header is one kernel header with no userspace branch (typos, wrong
+ * argument order, try_cmpxchg's update-on-failure semantics are exercised).
+ * The -DRING_KSHIM builds (unit-kshim, stress-jitter*) also have every
+ * shared access call kshim_hook after it happened, so a unit test can play
+ * "another CPU" at an exact point inside push/retire (e.g. a push landing
+ * between retire's tail read and its cmpxchg); elsewhere kshim_event() is
+ * empty.
  * The kernel semantics are mimicked, not imported: a mismatch between this
  * shim and the real kernel API would not be caught here but by the module build.
  */
@@ -25,6 +26,7 @@ enum kshim_ev {
 	KSHIM_PCPU_ADD,		/* reported just AFTER this_cpu_add_return() */
 };
 
+#ifdef RING_KSHIM
 extern void (*kshim_hook)(enum kshim_ev ev, const void *addr);
 
 static inline void kshim_event(enum kshim_ev ev, const void *addr)
@@ -32,4 +34,12 @@ static inline void kshim_event(enum kshim_ev ev, const void *addr)
 	if (kshim_hook)
 		kshim_hook(ev, addr);
 }
+#else
+/* The plain, sanitizer, fuzz and bench builds: no hook, no cost. */
+static inline void kshim_event(enum kshim_ev ev, const void *addr)
+{
+	(void)ev;
+	(void)addr;
+}
+#endif
 #endif

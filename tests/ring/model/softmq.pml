@@ -184,10 +184,10 @@
 
 /* ---- shared state ---------------------------------------------------------
  * tail = claimed * 2 + IDLE; a slot holds 0 (NULL) or an item id 1..NITEMS. */
-byte tail[NR];		/* H: smq_tail_t tail; */
+byte tail[NR];		/* H: atomic_long_t tail; */
 byte head[NR];		/* H: unsigned long head; */
 byte head_snap[NR];	/* H: unsigned long	head_snap; */
-byte slot[NR * DEPTH];	/* H: SMQ_CACHELINE_ALIGNED void *slot[]; */
+byte slot[NR * DEPTH];	/* H: ____cacheline_aligned_in_smp void *slot[]; */
 /*
  * The spill stack and the consumer's list, as sets of items (each item's
  * ring is itemring[]): the list's order is the code's business (unit tests
@@ -319,19 +319,19 @@ inline band_dequeue()
 	do
 	/* Q: idx = softmq_band_next(t, band, idx); */
 	/* Q: idx = softmq_active_next_wrap(t->active[band], n, from); */
-	:: d_step {				/* H: unsigned long idx = smq_find_next_bit(map, n, from); */
+	:: d_step {				/* H: return find_next_bit_wrap(map, n, from); */
 		from = idx;
 		FIND_NEXT(idx);
 		if :: idx >= NR && from > 0 -> idx = 0; ok = 1 :: else -> ok = 0 fi
 	   };
 	   if
 	   :: ok ->
-		d_step {			/* H: idx = smq_find_next_bit(map, from, 0); */
+		d_step {			/* lib/find_bit.c: then [0, from) */
 			do
 			:: idx < from && !mark[idx] -> idx++
 			:: else -> break
 			od;
-			if :: idx >= from -> idx = NR :: else -> skip fi;	/* H: return idx < from ? idx : n; */
+			if :: idx >= from -> idx = NR :: else -> skip fi;	/* ... else n */
 			ok = 0;
 			from = 0
 		}
@@ -341,7 +341,7 @@ inline band_dequeue()
 	   :: idx >= NR ->
 		/* Q: if (softmq_band_retire(&t->band_hints, band, t->active[band], n)) */
 #ifndef MUT_HINT_NO_RESCAN
-		hint = 0;			/* H: smq_clear_bit(band, hints); */
+		hint = 0;			/* H: clear_bit(band, hints); */
 		d_step {			/* H: if (softmq_active_next(map, n, 0) >= n) */
 			idx = 0;
 			FIND_NEXT(idx);
@@ -354,7 +354,7 @@ inline band_dequeue()
 		if
 		:: !ok -> d_step { idx = NR }	/* H: return true; */
 		:: else ->
-			hint = 1;		/* H: smq_set_bit(band, hints); */
+			hint = 1;		/* H: set_bit(band, hints); */
 			d_step {		/* Q: return softmq_active_next(t->active[band], n, 0); */
 				idx = 0;
 				FIND_NEXT(idx);
@@ -369,12 +369,12 @@ inline band_dequeue()
 	   fi;
 
 	   /* softmq_ring_pop() */
-	   atomic {				/* H: void *item = smq_load_acquire(slot); */
+	   atomic {				/* H: void *item = smp_load_acquire(slot); */
 		it = slot[idx * DEPTH + head[idx] % DEPTH];
 		if
 		:: it != 0 ->
-			/* H: smq_write_once(*slot, NULL); */
-			/* H: smq_store_release(&r->head, (h + 1) & SOFTMQ_RING_POS_MASK); */
+			/* H: WRITE_ONCE(*slot, NULL); */
+			/* H: smp_store_release(&r->head, (h + 1) & SOFTMQ_RING_POS_MASK); */
 			slot[idx * DEPTH + head[idx] % DEPTH] = 0;
 			DELIVER(it, idx, head[idx]);
 			head[idx] = head[idx] + 1;
@@ -395,7 +395,7 @@ inline band_dequeue()
 		/* mutant: a non-empty list is trusted, the stack not taken */
 		:: it == 0 && !spill_listed ->
 #endif
-			atomic {		/* H: struct softmq_spill *s = smq_ptr_xchg(&r->spilled, NULL); */
+			atomic {		/* H: struct softmq_spill *s = xchg(&r->spilled, NULL); */
 				t2 = 1;
 				do
 				:: t2 <= NITEMS ->
@@ -417,7 +417,7 @@ inline band_dequeue()
 			d_step {		/* H: *list = s->next; */
 				inpriv[it] = 0;
 				DELIVER(it, idx, head[idx]);
-				head[idx] = head[idx] + 1;	/* H: smq_store_release(&r->head, (h + 1) & SOFTMQ_RING_POS_MASK); */
+				head[idx] = head[idx] + 1;	/* H: smp_store_release(&r->head, (h + 1) & SOFTMQ_RING_POS_MASK); */
 				cursor = idx
 			}
 		:: else -> skip
@@ -431,15 +431,15 @@ inline band_dequeue()
 	   fi;
 
 	   /* softmq_ring_retire() */
-	   atomic {				/* H:750 long t = smq_tail_read(&r->tail); */
+	   atomic {				/* H:616 long t = atomic_long_read(&r->tail); */
 		t2 = tail[idx];
-		ok = (t2 / 2 == head[idx])	/* H:752 if (softmq_ring_pos(t) != r->head) */
+		ok = (t2 / 2 == head[idx])	/* H:618 if (softmq_ring_pos(t) != r->head) */
 	   };
 	   if
 	   :: ok ->
 #ifndef MUT_RETIRE_ORDER
-		mark[idx] = 0;			/* H:754 smq_clear_bit(idx, map); */
-		atomic {			/* H:760 if (smq_tail_try_cmpxchg(&r->tail, &t, t | SOFTMQ_RING_IDLE)) */
+		mark[idx] = 0;			/* H:620 clear_bit(idx, map); */
+		atomic {			/* H:626 if (atomic_long_try_cmpxchg(&r->tail, &t, t | SOFTMQ_RING_IDLE)) */
 			if
 			:: tail[idx] == t2 -> tail[idx] = t2 | 1
 			:: else -> ok = 0
@@ -457,7 +457,7 @@ inline band_dequeue()
 #endif
 		if
 #ifndef MUT_RETIRE_NOSET
-		:: !ok -> mark[idx] = 1		/* H:762 smq_set_bit(idx, map); */
+		:: !ok -> mark[idx] = 1		/* H:628 set_bit(idx, map); */
 #endif
 		:: else -> skip
 		fi
@@ -607,11 +607,11 @@ proctype producer(byte p)
 
 		/* ---- softmq_ring_push() ---- */
 		atomic {
-			t = tail[r];		/* H: long t = smq_tail_read(&r->tail); */
+			t = tail[r];		/* H: long t = atomic_long_read(&r->tail); */
 			pos = t / 2		/* H: pos = softmq_ring_pos(t); */
 		};
 		do
-		:: atomic {			/* H: if (smq_tail_try_cmpxchg(&r->tail, &t, */
+		:: atomic {			/* H: if (atomic_long_try_cmpxchg(&r->tail, &t, */
 			if
 			:: tail[r] == t ->
 				tail[r] = (pos + 1) * 2;
@@ -630,22 +630,22 @@ proctype producer(byte p)
 		STALL;	/* claimed, not published */
 
 		/* softmq_ring_fits() */
-		atomic {			/* H: if (((pos - smq_load_acquire(&r->head_snap)) & SOFTMQ_RING_POS_MASK) <= */
+		atomic {			/* H: if (((pos - smp_load_acquire(&r->head_snap)) & SOFTMQ_RING_POS_MASK) <= */
 			fits = ((pos - head_snap[r] + 256) % 256 <= MASK)
 		};
 		if
 		:: !fits ->
-			atomic {		/* H: h = smq_load_acquire(&r->head); */
+			atomic {		/* H: h = smp_load_acquire(&r->head); */
 				h = head[r];
 				fits = ((pos - h + 256) % 256 <= MASK)
 			};
-			d_step { head_snap[r] = h; h = 0 }	/* H: smq_store_release(&r->head_snap, h); */
+			d_step { head_snap[r] = h; h = 0 }	/* H: smp_store_release(&r->head_snap, h); */
 		:: else -> skip
 		fi;
 		STALL;	/* looked, not published */
 		if
 		:: fits ->
-			d_step {		/* H: smq_store_release(&r->slot[pos & r->mask], item); */
+			d_step {		/* H: smp_store_release(&r->slot[pos & r->mask], item); */
 				assert(slot[r * DEPTH + pos % DEPTH] == 0);
 				slot[r * DEPTH + pos % DEPTH] = item;
 				if :: !woke -> GHOST_DONE :: else -> skip fi
@@ -653,7 +653,7 @@ proctype producer(byte p)
 		:: else ->
 			/* softmq_ring_spill(): an idle ring's first position fits */
 			assert(!woke);
-			d_step {		/* H: } while (!smq_ptr_try_cmpxchg(&r->spilled, &first, s)); */
+			d_step {		/* H: } while (!try_cmpxchg(&r->spilled, &first, s)); */
 				spos[item] = pos;
 				instk[item] = 1;
 				GHOST_DONE
@@ -664,8 +664,8 @@ proctype producer(byte p)
 			STALL;	/* WOKE, not yet marked */
 			mark[r] = 1;	/* Q: softmq_active_set(t->active[band], idx); */
 			STALL;	/* marked, band not yet noted */
-			if		/* H: if (!smq_test_bit(band, hints)) */
-			:: !hint -> hint = 1	/* H: smq_set_bit(band, hints); */
+			if		/* H: if (!test_bit(band, hints)) */
+			:: !hint -> hint = 1	/* H: set_bit(band, hints); */
 			:: else -> skip
 			fi
 		:: else -> skip
@@ -802,7 +802,7 @@ init
 	atomic {
 		do
 		:: i < NR ->
-			tail[i] = 1;	/* H: smq_tail_set(&r->tail, SOFTMQ_RING_IDLE); */
+			tail[i] = 1;	/* H: atomic_long_set(&r->tail, SOFTMQ_RING_IDLE); */
 			blocked_from[i] = NOPOS;
 			i++
 		:: else -> break

@@ -6,5 +6,5 @@
 #define WRITE_ONCE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
 #endif
 #ifndef noinline
-#define noinline	__attribute__((noinline))
+#define noinline	__attribute__((__noinline__))
 #endif

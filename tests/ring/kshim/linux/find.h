@@ -3,32 +3,44 @@
 #define _KSHIM_LINUX_FIND_H
 #include "bitops.h"
 
-/* Deliberately naive (bit by bit): an independent check of the header's
- * userspace word-at-a-time version, which the other build uses. */
+/* Word at a time, as lib/find_bit.c; each word read once, relaxed. */
 static inline unsigned long find_next_bit(const unsigned long *addr,
 					  unsigned long size,
 					  unsigned long offset)
 {
-	for (; offset < size; offset++)
-		if (__atomic_load_n(&addr[offset / BITS_PER_LONG],
-				    __ATOMIC_RELAXED) &
-		    (1UL << (offset % BITS_PER_LONG)))
-			return offset;
+	while (offset < size) {
+		unsigned long w = __atomic_load_n(&addr[offset / BITS_PER_LONG],
+						  __ATOMIC_RELAXED);
+
+		w &= ~0UL << (offset % BITS_PER_LONG);
+		if (w) {
+			offset = (offset & ~(unsigned long)(BITS_PER_LONG - 1)) +
+				 __ffs(w);
+			return offset < size ? offset : size;
+		}
+		offset = (offset | (BITS_PER_LONG - 1)) + 1;
+	}
 	return size;
 }
 
-/* Bit by bit too: set in @addr, clear in @mask, from @offset. */
+/* Set in @addr, clear in @mask (the caller's own: plain reads), from @offset. */
 static inline unsigned long find_next_andnot_bit(const unsigned long *addr,
 						 const unsigned long *mask,
 						 unsigned long size,
 						 unsigned long offset)
 {
-	for (; offset < size; offset++)
-		if ((__atomic_load_n(&addr[offset / BITS_PER_LONG],
-				     __ATOMIC_RELAXED) &
-		     ~mask[offset / BITS_PER_LONG]) &
-		    (1UL << (offset % BITS_PER_LONG)))
-			return offset;
+	while (offset < size) {
+		unsigned long i = offset / BITS_PER_LONG;
+		unsigned long w = __atomic_load_n(&addr[i], __ATOMIC_RELAXED) &
+				  ~mask[i];
+
+		w &= ~0UL << (offset % BITS_PER_LONG);
+		if (w) {
+			offset = i * BITS_PER_LONG + __ffs(w);
+			return offset < size ? offset : size;
+		}
+		offset = (i + 1) * BITS_PER_LONG;
+	}
 	return size;
 }
 
