@@ -230,7 +230,7 @@ static spinlock_t *softmq_consumer_lock(struct Qdisc *sch)
  * look up (qdisc_root_sleeping_lock()): lockdep checks the NOLOCK consumer
  * and RTNL, and takes the locked mode on trust.
  */
-static struct softmq_table *softmq_table_locked(struct Qdisc *sch)
+static struct softmq_table *softmq_table_protected(struct Qdisc *sch)
 {
 	struct softmq_sched_data *q = qdisc_priv(sch);
 
@@ -386,8 +386,8 @@ static void softmq_charge(struct softmq_sched_data *q, s32 pkts, s32 bytes)
  * 32-bit PREEMPT_RT u64_stats_update_begin() disables preemption, so two
  * senders of one CPU never tear a count either way.
  */
-static void softmq_count(struct softmq_sched_data *q,
-			 enum softmq_cpu_counter c, u64 n)
+static void softmq_stat_add(struct softmq_sched_data *q,
+			    enum softmq_cpu_counter c, u64 n)
 {
 	struct softmq_cpu_stats *cs = this_cpu_ptr(q->cpu_stats);
 
@@ -486,7 +486,7 @@ static int softmq_enqueue(struct sk_buff *skb, struct Qdisc *sch,
 
 	ring = softmq_ring_lookup(q, t, band * t->nr_rings + idx);
 	if (unlikely(!ring)) {
-		softmq_count(q, SOFTMQ_CNT_NOMEM, 1);
+		softmq_stat_add(q, SOFTMQ_CNT_NOMEM, 1);
 		return softmq_drop(skb, sch, to_free);
 	}
 
@@ -521,20 +521,20 @@ static int softmq_enqueue(struct sk_buff *skb, struct Qdisc *sch,
 	preempt_enable();
 	if (unlikely(verdict != SOFTMQ_ADMIT)) {
 		if (verdict == SOFTMQ_OVERLIMIT)
-			softmq_count(q, SOFTMQ_CNT_OVERLIMIT, 1);
+			softmq_stat_add(q, SOFTMQ_CNT_OVERLIMIT, 1);
 		else
-			softmq_count(q, SOFTMQ_CNT_OVERMEMORY, 1);
+			softmq_stat_add(q, SOFTMQ_CNT_OVERMEMORY, 1);
 		return softmq_drop(skb, sch, to_free);
 	}
 	if (unlikely(retries))
-		softmq_count(q, SOFTMQ_CNT_PUSH_RETRIES, retries);
+		softmq_stat_add(q, SOFTMQ_CNT_PUSH_RETRIES, retries);
 	if (unlikely(res == SOFTMQ_PUSH_SPILLED))
-		softmq_count(q, SOFTMQ_CNT_SPILLED, 1);
+		softmq_stat_add(q, SOFTMQ_CNT_SPILLED, 1);
 	/* From here on another CPU may have dequeued and freed skb. */
 	if (res == SOFTMQ_PUSH_WOKE) {
 		softmq_active_set(t->active[band], idx);
 		softmq_band_note(&t->band_hints, band);
-		softmq_count(q, SOFTMQ_CNT_RING_WAKEUPS, 1);
+		softmq_stat_add(q, SOFTMQ_CNT_RING_WAKEUPS, 1);
 	} else if (unlikely(!softmq_ring_seen(t->active[band], idx,
 					      &t->band_hints, band))) {
 		/*
@@ -965,7 +965,7 @@ static struct sk_buff *softmq_dequeue_tables(struct Qdisc *sch, bool *busy)
 		q->draining = NULL;
 		q->spent = old;
 	}
-	t = softmq_table_locked(sch);
+	t = softmq_table_protected(sch);
 	/*
 	 * No band hinted: every band would be skipped (softmq_band_maybe()).
 	 * The empty dequeue that ends each burst, per packet at low load,
@@ -1539,7 +1539,7 @@ static int softmq_change(struct Qdisc *sch, struct nlattr *opt,
 	}
 
 	spin_lock_bh(lock);
-	old = softmq_table_locked(sch);
+	old = softmq_table_protected(sch);
 	q->draining = old;
 	rcu_assign_pointer(q->table, new);
 	softmq_codel_set(q, &cfg);
@@ -1633,7 +1633,7 @@ static int softmq_init(struct Qdisc *sch, struct nlattr *opt,
 static void softmq_reset(struct Qdisc *sch)
 {
 	struct softmq_sched_data *q = qdisc_priv(sch);
-	struct softmq_table *t = softmq_table_locked(sch);
+	struct softmq_table *t = softmq_table_protected(sch);
 	struct sk_buff *skb;
 
 	/* Half-initialised after a failed init. */
@@ -1679,7 +1679,7 @@ static void softmq_reset(struct Qdisc *sch)
 static void softmq_destroy(struct Qdisc *sch)
 {
 	struct softmq_sched_data *q = qdisc_priv(sch);
-	struct softmq_table *t = softmq_table_locked(sch);
+	struct softmq_table *t = softmq_table_protected(sch);
 
 	if (t)
 		softmq_table_purge(NULL, t);
@@ -1772,7 +1772,7 @@ static int softmq_dump_stats(struct Qdisc *sch, struct gnet_dump *d)
 	st.memory_usage = max(memory, 0L);
 
 	/* Tables are freed only under RTNL, which dump holds. */
-	softmq_table_stats(softmq_table_locked(sch), &st);
+	softmq_table_stats(softmq_table_protected(sch), &st);
 	draining = READ_ONCE(q->draining);
 	if (draining) {
 		softmq_table_stats(draining, &st);
@@ -1813,7 +1813,7 @@ static struct softmq_ring *softmq_class_ring(struct Qdisc *sch,
 					     unsigned int *band,
 					     unsigned int *idx)
 {
-	struct softmq_table *t = softmq_table_locked(sch);
+	struct softmq_table *t = softmq_table_protected(sch);
 	unsigned long slot = cl - 1;
 
 	if (!cl || slot >= (unsigned long)t->bands * t->nr_rings)
@@ -1846,7 +1846,7 @@ static int softmq_dump_class(struct Qdisc *sch, unsigned long cl,
 static int softmq_dump_class_stats(struct Qdisc *sch, unsigned long cl,
 				   struct gnet_dump *d)
 {
-	struct softmq_table *t = softmq_table_locked(sch);
+	struct softmq_table *t = softmq_table_protected(sch);
 	struct tc_softmq_class_xstats xstats = { 0 };
 	struct gnet_stats_queue qs = { 0 };
 	struct codel_vars *vars;
@@ -1882,7 +1882,7 @@ static int softmq_dump_class_stats(struct Qdisc *sch, unsigned long cl,
 
 static void softmq_walk(struct Qdisc *sch, struct qdisc_walker *arg)
 {
-	struct softmq_table *t = softmq_table_locked(sch);
+	struct softmq_table *t = softmq_table_protected(sch);
 	unsigned int slot;
 
 	if (arg->stop)
