@@ -431,7 +431,11 @@ static inline unsigned long softmq_ring_backlog(const struct softmq_ring *r)
 
 /* ---- active marking ------------------------------------------------------ */
 
-/* Producer, after SOFTMQ_PUSH_WOKE.  Ordered after the push by its cmpxchg. */
+/*
+ * Producer, after SOFTMQ_PUSH_WOKE.  Not ordered after the slot's publish:
+ * a consumer may see the mark first, find the slot NULL, fail to retire
+ * (the tail holds the claim) and move on; the producer runs the qdisc.
+ */
 static inline void softmq_active_set(unsigned long *map, unsigned int idx)
 {
 	set_bit(idx, map);

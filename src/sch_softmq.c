@@ -962,7 +962,7 @@ static struct sk_buff *softmq_dequeue_tables(struct Qdisc *sch, bool *busy)
 			*busy = true;
 			return NULL;
 		}
-		q->draining = NULL;
+		WRITE_ONCE(q->draining, NULL);
 		q->spent = old;
 	}
 	t = softmq_table_protected(sch);
@@ -1347,7 +1347,7 @@ static void softmq_set_config(struct softmq_sched_data *q,
 {
 	bool shrank;
 
-	/* dump() may run without RTNL on newer kernels: publish each field. */
+	/* The data path and dump() read them locklessly: publish each field. */
 	WRITE_ONCE(q->cfg.flows, cfg->flows);
 	WRITE_ONCE(q->cfg.depth, cfg->depth);
 	WRITE_ONCE(q->cfg.quantum, cfg->quantum);
@@ -1650,10 +1650,22 @@ static void softmq_reset(struct Qdisc *sch)
 		if (smp_load_acquire(&q->draining->retired) &&
 		    softmq_table_idle(q->draining)) {
 			q->spent = q->draining;
-			q->draining = NULL;
+			WRITE_ONCE(q->draining, NULL);
 		}
 	}
 	softmq_table_purge(sch, t);
+
+	/*
+	 * A push that landed behind the purge (another TX queue of a shared
+	 * root still sending while ethtool -L resets this one) left its ring
+	 * marked, and the core clears MISSED after reset without running us:
+	 * run again for it, or its flow's next packets would bypass it.  Only
+	 * a NOLOCK qdisc is a device queue's own; under a parent the parent
+	 * runs us.
+	 */
+	if ((sch->flags & TCQ_F_NOLOCK) &&
+	    softmq_hinted(READ_ONCE(t->band_hints)))
+		__netif_schedule(sch);
 
 	/*
 	 * qdisc_reset() purges these two lists after us, without touching the
