@@ -72,6 +72,11 @@ RATE=2000
 # leave them a 2x margin; the windows still hold > 2000 (fair) and > 1000
 # (prio) packets.
 SHARE_RATE=1000 SHARE_SNDBUF=1048576
+# The prio 6 sender alone must outpace the device: in an arm64 guest (TCG
+# translating another ISA) it handed over 842 packets/s and band 0 got
+# 68 %.  500 pps there still gives its window 750 packets (500 needed).
+PRIO_RATE=$SHARE_RATE
+case $SMQ_LINE in *-arm64) PRIO_RATE=500;; esac
 IP_D=$SD_DST
 KEYS=flow
 part_runs 30-backlog.sh:cpu && KEYS="flow cpu"
@@ -137,7 +142,7 @@ fair_cpu() {
 
 prio_run() {   # prio_run NAME KEY BANDS -> writes $SMQ_OUT/NAME.json (band 0 window)
 	local name=$1 key=$2 bands=$3 res=$SMQ_OUT/$1
-	sd_setup && slowdev_set rate_pps $SHARE_RATE && sd_qdisc key "$key" bands "$bands" depth 1024 ||
+	sd_setup && slowdev_set rate_pps $PRIO_RATE && sd_qdisc key "$key" bands "$bands" depth 1024 ||
 		return 1
 	cap_start "$INA" sd0 "$res.pcap" udp || return 1
 	# flows 1 (prio 0: band 1) and 2 (prio 1: band 2) for 3.5 s; flow 0
@@ -190,7 +195,7 @@ prio() {
 		elif fcmp "$s0 >= 0.90 && $s1 >= 0.90"; then
 			pass "$name" "band 0 got $(awk "BEGIN{printf \"%.1f\", $s0*100}")% of $n0 packets while queued; band 1 vs band 2 before: $(awk "BEGIN{printf \"%.1f\", $s1*100}")%"
 		else
-			fail "$name" "band 0 (prio 6) got only $s0 of $n0 packets while backlogged; band 1 (prio 0) vs band 2 (prio 1) got $s1 before (>= 0.90 expected); the prio 6 sender handed over $(jqv "$res.send0.json" .ok) packets in 1.5 s, the device sends $SHARE_RATE/s"
+			fail "$name" "band 0 (prio 6) got only $s0 of $n0 packets while backlogged; band 1 (prio 0) vs band 2 (prio 1) got $s1 before (>= 0.90 expected); the prio 6 sender handed over $(jqv "$res.send0.json" .ok) packets in 1.5 s, the device sends $PRIO_RATE/s"
 		fi
 	done
 	local name=backlog-prio-bands1 res=$SMQ_OUT/backlog-prio-bands1
