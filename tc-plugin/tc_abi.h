@@ -17,19 +17,20 @@
  *    keeping its field order; iproute2 has only ever appended to it
  *    (has_block, the last field, was added in 5.9).
  *  - Only plain exported functions of the tc binary are called (it is linked
- *    with -Wl,-export-dynamic).  The print_uint()/print_u64()/print_string()
- *    helpers are static inline wrappers in json_print.h, so the plugin calls
- *    the exported print_color_*() functions they wrap.  Helpers whose
- *    signatures changed between 6.1 and 6.15 (matches(), print_tm(),
- *    print_tcstats2_attr()) and noreturn helpers that exit with status 255
- *    (NEXT_ARG()/incomplete_command(), invarg(), duparg()) are not used.
- *  - get_time() and sprint_time() are exported by both and unchanged, but
- *    not used: get_time() stores a negative, huge or NaN double into an
- *    unsigned int unchecked, and sprint_time() rounds to three digits
- *    ("%.3g": 1234567us prints as 1.23s); the plugin parses and prints
- *    times itself, with get_time()'s syntax.
- *  - Netlink attributes are walked with the kernel's own RTA_* macros from
- *    <linux/rtnetlink.h> instead of parse_rtattr_flags().
+ *    with -Wl,-export-dynamic).  print_uint(), print_u64(), print_bool(),
+ *    print_string(), print_int(), print_size() and parse_rtattr_nested()
+ *    are static inline wrappers or macros in iproute2's headers, so they
+ *    are written out here, over the exported print_color_*() and
+ *    parse_rtattr_flags() they wrap.  Helpers whose signatures changed
+ *    between 6.1 and 6.15 (matches(), print_tm(), print_tcstats2_attr())
+ *    and noreturn helpers that exit with status 255 (NEXT_ARG(),
+ *    incomplete_command(), invarg(), duparg()) are not used.
+ *  - print_color_size() took a __u32 size up to 6.x and takes a __u64
+ *    since: it is declared with the __u64, which passes a 32-bit value
+ *    correctly to either on the ABIs the plugin is built for (x86-64 and
+ *    arm64 registers, i386 cdecl: the caller pops the extra word).
+ *  - get_time() stores a negative, NaN or huge double into an unsigned int
+ *    unchecked: q_softmq.c refuses those before calling it.
  *
  * `LD_BIND_NOW=1 tc ...` resolves every symbol below when tc loads the plugin;
  * the tests in tests/ run both tc versions that way.
@@ -91,15 +92,41 @@ int print_color_u64(enum output_type t, enum color_attr color,
 		    const char *key, const char *fmt, uint64_t value);
 int print_color_string(enum output_type t, enum color_attr color,
 		       const char *key, const char *fmt, const char *value);
+/* "32Mb", "1500Kb", "100b" as text (fmt's %s), the bytes in JSON */
+int print_color_size(enum output_type t, enum color_attr color,
+		     const char *key, const char *fmt, uint64_t size);
 void print_nl(void);
 
-/* include/utils.h: "1514", "1.5k", "64kb", "1m"... -> bytes; 0 on success */
+#define print_uint(t, key, fmt, v)	print_color_uint(t, COLOR_NONE, key, fmt, v)
+#define print_int(t, key, fmt, v)	print_color_int(t, COLOR_NONE, key, fmt, v)
+#define print_bool(t, key, fmt, v)	print_color_bool(t, COLOR_NONE, key, fmt, v)
+#define print_u64(t, key, fmt, v)	print_color_u64(t, COLOR_NONE, key, fmt, v)
+#define print_string(t, key, fmt, v)	print_color_string(t, COLOR_NONE, key, fmt, v)
+#define print_size(t, key, fmt, v)	print_color_size(t, COLOR_NONE, key, fmt, v)
+
+/* include/utils.h; each returns 0 on success */
+#define SPRINT_BSIZE	64
+#define SPRINT_BUF(x)	char x[SPRINT_BSIZE]
+int get_unsigned(unsigned int *val, const char *arg, int base);
+/* "1514", "1.5k", "64kb", "1m"... -> bytes */
 int get_size(unsigned int *size, const char *str);
+/* "5ms", "500us", "1s", a bare number is usec -> usec */
+int get_time(unsigned int *time, const char *str);
+/* usec -> "5ms", "1.5ms", "1.23s" ("%.3g") */
+char *sprint_time(__u32 time, char *buf);
 
 /* include/libnetlink.h */
 int addattr_l(struct nlmsghdr *n, int maxlen, int type, const void *data,
 	      int alen);
 struct rtattr *addattr_nest(struct nlmsghdr *n, int maxlen, int type);
 int addattr_nest_end(struct nlmsghdr *n, struct rtattr *nest);
+int parse_rtattr_flags(struct rtattr *tb[], int max, struct rtattr *rta,
+		       int len, unsigned short flags);
+static inline int parse_rtattr_nested(struct rtattr *tb[], int max,
+				      struct rtattr *rta)
+{
+	return parse_rtattr_flags(tb, max, RTA_DATA(rta), RTA_PAYLOAD(rta),
+				  NLA_F_NESTED);
+}
 
 #endif /* _SOFTMQ_TC_ABI_H */

@@ -140,7 +140,8 @@ EXPECT = [
          xstats=FULL_X),
 ]
 
-# Classes of qdisc 1: (minor, class xstats, empty TCA_OPTIONS?, text line)
+# Classes of qdisc 1: (minor, class xstats, empty TCA_OPTIONS?, text line);
+# times as tc's sprint_time() prints them ("%.3g")
 CLASS_X = [
     (1, dict(band=0, index=0, deficit=1514, ldelay=0, count=0, lastcount=0,
              dropping=0, drop_next=0, new_flow=1), False,
@@ -148,8 +149,8 @@ CLASS_X = [
     (1024 + 5 + 1, dict(band=1, index=5, deficit=-300, ldelay=12345, count=3,
                         lastcount=2, dropping=1, drop_next=2500, new_flow=0),
      False,
-     '  band 1 index 5 deficit -300 count 3 lastcount 2 ldelay 12345us '
-     'dropping drop_next 2500us'),
+     '  band 1 index 5 deficit -300 count 3 lastcount 2 ldelay 12.3ms '
+     'dropping drop_next 2.5ms'),
     (2048 + 1 + 1, dict(band=2, index=1, deficit=0, ldelay=7000,
                         count=4294967295, lastcount=1, dropping=1,
                         drop_next=-1000, new_flow=1), True,
@@ -159,7 +160,7 @@ CLASS_X = [
                            ldelay=60000000, count=1, lastcount=0, dropping=1,
                            drop_next=-2147483648, new_flow=0), False,
      '  band 2 index 1023 deficit -2147483648 count 1 lastcount 0 ldelay 60s '
-     'dropping drop_next -2147483648us'),
+     'dropping drop_next -2.15e+03s'),
     (3, dict(band=0, index=2, deficit=1, ldelay=999, count=0, lastcount=0,
              dropping=0, drop_next=-5, new_flow=0), False,
      '  band 0 index 2 deficit 1 count 0 lastcount 0 ldelay 999us'),
