@@ -20,6 +20,8 @@ case "${SOFTMQ_LINE:-}" in
 	exit 0 ;;
 esac
 
+# a script before this one may have left the module loaded, with no instance
+grep -q '^sch_softmq ' /proc/modules && rmmod sch_softmq
 if ! insmod "$SOFTMQ_KO"; then
 	echo "FAIL tdc: insmod $SOFTMQ_KO failed"
 	exit 0

@@ -485,7 +485,7 @@ def tc_cases():
                                                 "ce_threshold")} ==
               {"codel": 1, "target": 2000, "interval": 50000, "ecn": 0, "ce_threshold": 1500}
               and o.get("target") == 2000 and o.get("interval") == 50000 and
-              o.get("ecn") is False and o.get("codel") is True and
+              "ecn" not in o and o.get("codel") is True and
               o.get("ce_threshold") == 1500,
               "rc %d %s; kernel sees %s; tc -j shows %s" % (p.returncode, p.stderr.strip(),
                                                            q["options"], o))
@@ -498,12 +498,19 @@ def tc_cases():
               " nocodel target 2ms interval 50ms ecn" in t and "ce_threshold" not in t,
               "rc %d %s; kernel sees %s; tc shows %r" % (p.returncode, p.stderr.strip(),
                                                         q["options"], t))
+        # iproute2's rule: of a repeated or contradicting option, the last counts
+        p = sh(tc, "qdisc", "change", "dev", "smqd0", "root", "softmq", "ecn", "noecn",
+               "depth", "256", "depth", "64", env=env)
+        q = root("smqd0")
+        check(pre + "-change-last-wins", p.returncode == 0 and q["options"]["ecn"] == 0 and
+              q["options"]["depth"] == 64,
+              "rc %d %s; kernel sees %s" % (p.returncode, p.stderr.strip(), q["options"]))
         sh(tc, "qdisc", "change", "dev", "smqd0", "root", "softmq", "codel", "target", "5ms",
            "interval", "100ms", env=env)
         for bad in (["flows", "3"], ["depth", "0"], ["bands", "2"], ["quantum", "1"],
                     ["key", "bogus"], ["flows", "65536", "depth", "4096"],
                     ["target", "0"], ["interval", "61s"], ["ce_threshold", "-1ms"],
-                    ["ecn", "noecn"]):
+                    ["quantum"], ["ecn", "bogus"]):
             before = state("smqd0")
             p = sh(tc, "qdisc", "change", "dev", "smqd0", "root", "softmq", *bad, env=env)
             after = state("smqd0")
