@@ -90,15 +90,13 @@ struct softmq_config {
 };
 
 /*
- * A ring and what only the consumer keeps about it: its CoDel state, the
- * round in which it was last served as a new flow, and whether it is
- * parked (softmq_flow_taken()).  Allocated together on first use; the ring
- * goes last, its slots follow it.
+ * A ring and what only the consumer keeps about it: its CoDel state and the
+ * round in which it was last served as a new flow.  Allocated together on
+ * first use; the ring goes last, its slots follow it.
  */
 struct softmq_flow {
 	struct codel_vars	cvars;
 	u32			new_round;
-	bool			parked;
 	struct softmq_ring	ring;
 };
 
@@ -139,8 +137,6 @@ struct softmq_table {
 	u32			round[SOFTMQ_MAX_BANDS];
 	/* Bits set in known[band]. */
 	u32			known_rings[SOFTMQ_MAX_BANDS];
-	/* Known rings that went idle at a pop and are parked. */
-	u32			parked_rings[SOFTMQ_MAX_BANDS];
 	/*
 	 * The band's WOKE bit was taken (or a reset left rings marked but
 	 * unknown), and no scan for new rings has come back empty since.
@@ -705,86 +701,6 @@ softmq_flow_dequeue(struct Qdisc *sch, struct softmq_ring *ring)
 }
 
 /*
- * Consumer: ring @idx of @band is idle and forgotten: no longer known, a
- * full quantum and a new flow when it wakes, as fq_codel's flow that a
- * visit found empty.  CoDel leaves its dropping state, as codel_dequeue()
- * does on an empty flow.
- */
-static void softmq_flow_idle(struct softmq_sched_data *q,
-			     struct softmq_table *t, unsigned int band,
-			     unsigned long idx, struct softmq_ring *ring)
-{
-	struct softmq_flow *flow = softmq_flow(ring);
-
-	WRITE_ONCE(ring->credit, READ_ONCE(q->cfg.quantum));
-	flow->cvars.dropping = false;
-	if (__test_and_clear_bit(idx, t->known[band]))
-		t->known_rings[band]--;
-	if (flow->parked) {
-		flow->parked = false;
-		t->parked_rings[band]--;
-	}
-}
-
-/*
- * Consumer: forget the parked rings of @band that are still idle, when
- * the lap wraps (each got its turn to be found refilled) or the band
- * went empty.  Only rings parked since the last time are looked at.
- */
-static void softmq_band_forget(struct softmq_sched_data *q,
-			       struct softmq_table *t, unsigned int band)
-{
-	struct softmq_ring **rings = t->rings + band * t->nr_rings;
-	unsigned long idx;
-
-	for_each_set_bit(idx, t->known[band], t->nr_rings) {
-		struct softmq_ring *ring = READ_ONCE(rings[idx]);
-
-		if (!t->parked_rings[band])
-			break;
-		if (ring && softmq_flow(ring)->parked &&
-		    !test_bit(idx, t->active[band]))
-			softmq_flow_idle(q, t, band, idx, ring);
-	}
-}
-
-/*
- * Consumer: a packet of ring @idx of @band has just left.  If it was the
- * last, the ring goes idle now instead of at its next visit, and with no
- * other ring known to hold packets, the band's hint too: the dequeue that
- * ends the burst (per packet at low load) then stops at the hint word.
- *
- * The ring is parked, not forgotten: it stays known and keeps its credit,
- * as DRR keeps a flow in its round until a visit finds it empty.  A push
- * before the lap comes back makes it no new flow: the lap serves it with
- * what credit it has left, so a sender that refills its ring right after
- * each pop (TCP with small queues) is not served first every time.  Idle
- * through the lap's wrap, it is forgotten (softmq_band_forget()).
- * Returns true if the ring went idle.
- */
-static bool softmq_flow_taken(struct softmq_sched_data *q,
-			      struct softmq_table *t, unsigned int band,
-			      unsigned long idx, struct softmq_ring *ring)
-{
-	struct softmq_flow *flow = softmq_flow(ring);
-
-	if (!softmq_ring_drained(ring) ||
-	    !softmq_ring_retire(ring, t->active[band], idx))
-		return false;
-	if (!__test_and_set_bit(idx, t->known[band]))
-		t->known_rings[band]++;
-	if (!flow->parked) {
-		flow->parked = true;
-		t->parked_rings[band]++;
-	}
-	if (t->parked_rings[band] == t->known_rings[band] &&
-	    softmq_band_retire(&t->band_hints, band, t->active[band],
-			       t->nr_rings))
-		softmq_band_forget(q, t, band);
-	return true;
-}
-
-/*
  * Sparse flows first.  A marked ring the consumer has not met since it woke
  * (marked, not known) is a new flow: it is served before the band's
  * backlogged rings for one quantum, as fq_codel serves its new_flows list,
@@ -852,9 +768,6 @@ static struct sk_buff *softmq_band_dequeue_new(struct Qdisc *sch,
 			skb = softmq_flow_dequeue(sch, ring);
 			if (skb) {
 				WRITE_ONCE(ring->credit, ring->credit - qdisc_pkt_len(skb));
-				/* Parked: its next packet is the lap's. */
-				if (softmq_flow_taken(q, t, band, idx, ring))
-					WRITE_ONCE(t->new_idx[band], n);
 				return skb;
 			}
 			/*
@@ -863,8 +776,11 @@ static struct sk_buff *softmq_band_dequeue_new(struct Qdisc *sch,
 			 * No second scan: the lap serves whatever woke since,
 			 * and the next dequeue puts it first.
 			 */
-			if (softmq_ring_retire(ring, active, idx))
-				softmq_flow_idle(q, t, band, idx, ring);
+			if (softmq_ring_retire(ring, active, idx)) {
+				__clear_bit(idx, known);
+				t->known_rings[band]--;
+				WRITE_ONCE(ring->credit, READ_ONCE(q->cfg.quantum));
+			}
 			WRITE_ONCE(t->new_idx[band], n);
 			return NULL;
 		}
@@ -897,11 +813,13 @@ static enum softmq_visit softmq_ring_visit(struct Qdisc *sch,
 	*skb = ring ? softmq_flow_dequeue(sch, ring) : NULL;
 	if (*skb) {
 		WRITE_ONCE(ring->credit, ring->credit - qdisc_pkt_len(*skb));
-		softmq_flow_taken(q, t, band, idx, ring);
 		return SOFTMQ_VISIT_TOOK;
 	}
 	if (ring && softmq_ring_retire(ring, t->active[band], idx)) {
-		softmq_flow_idle(q, t, band, idx, ring);
+		/* Like a new flow in fq_codel: a full quantum next time. */
+		WRITE_ONCE(ring->credit, READ_ONCE(q->cfg.quantum));
+		if (__test_and_clear_bit(idx, t->known[band]))
+			t->known_rings[band]--;
 		return SOFTMQ_VISIT_IDLE;
 	}
 	WRITE_ONCE(q->busy_skips, q->busy_skips + 1);
@@ -916,22 +834,19 @@ static enum softmq_visit softmq_ring_visit(struct Qdisc *sch,
  * empty scan leaves the hint set: producers that keep marking must not
  * keep the consumer here, and a stale hint costs one scan later.
  */
-static unsigned long softmq_band_next(struct softmq_sched_data *q,
-				      struct softmq_table *t,
+static unsigned long softmq_band_next(struct softmq_table *t,
 				      unsigned int band, unsigned long from)
 {
 	unsigned long n = t->nr_rings;
 	unsigned long idx;
 
 	idx = softmq_active_next_wrap(t->active[band], n, from);
-	if (idx < n && idx >= from)
+	if (idx < n) {
+		if (idx < from)
+			t->round[band]++;
 		return idx;
-	/* A wrap ends a lap: parked rings still idle are forgotten. */
+	}
 	t->round[band]++;
-	if (t->parked_rings[band])
-		softmq_band_forget(q, t, band);
-	if (idx < n)
-		return idx;
 	if (softmq_band_retire(&t->band_hints, band, t->active[band], n))
 		return n;
 	return softmq_active_next(t->active[band], n, 0);
@@ -967,15 +882,13 @@ static struct sk_buff *softmq_band_dequeue(struct Qdisc *sch,
 		 * that same look (at low load, after every packet).  A ring
 		 * found there sets the hint again and the lap serves it.
 		 */
-		if (t->known_rings[band] == t->parked_rings[band] &&
-		    softmq_band_retire(&t->band_hints, band, t->active[band], n)) {
-			softmq_band_forget(q, t, band);
+		if (!t->known_rings[band] &&
+		    softmq_band_retire(&t->band_hints, band, t->active[band], n))
 			return NULL;
-		}
 	}
 
 	for (;; idx++) {
-		idx = softmq_band_next(q, t, band, idx);
+		idx = softmq_band_next(t, band, idx);
 		if (idx >= n || idx == busy_from)
 			break;
 		switch (softmq_ring_visit(sch, t, band, idx, &skb)) {
@@ -1161,13 +1074,11 @@ static void softmq_table_purge(struct Qdisc *sch, struct softmq_table *t)
 			}
 			WRITE_ONCE(ring->credit, quantum);
 			codel_vars_init(&softmq_flow(ring)->cvars);
-			softmq_flow(ring)->parked = false;
 			if (test_bit(idx, active))
 				softmq_ring_retire(ring, active, idx);
 		}
 		bitmap_zero(t->known[band], t->nr_rings);
 		t->known_rings[band] = 0;
-		t->parked_rings[band] = 0;
 		WRITE_ONCE(t->new_idx[band], t->nr_rings);
 		/*
 		 * A ring whose push was in flight stays marked and is now

@@ -186,7 +186,7 @@ proctype waker()
 	store(W, MARK, 1);		/* Q: softmq_active_set(t->active[band], idx); */
 	/* softmq_band_note() */
 	mb(W);				/* H: smp_mb__after_atomic(); */
-	load(W, HINT, h);		/* H:544 if (!test_bit(band, hints)) */
+	load(W, HINT, h);		/* H:529 if (!test_bit(band, hints)) */
 	if
 	:: !h -> store(W, HINT, 1)	/* H: set_bit(band, hints); */
 	:: else -> skip
@@ -204,16 +204,16 @@ proctype consumer()
 	:: else ->
 		/* Q: if (softmq_band_retire(&t->band_hints, band, t->active[band], n)) */
 		d_step { cclear = nst[HINT] };
-		store(C, HINT, 0);	/* H:588 clear_bit(band, hints); */
+		store(C, HINT, 0);	/* H:573 clear_bit(band, hints); */
 #ifndef MUT_NO_RETIRE_MB
-		mb(C);			/* H:590 smp_mb__after_atomic(); */
+		mb(C);			/* H:575 smp_mb__after_atomic(); */
 #endif
-		load(C, MARK, m);	/* H:591 if (softmq_active_next(map, n, 0) >= n) */
+		load(C, MARK, m);	/* H:576 if (softmq_active_next(map, n, 0) >= n) */
 		if
 		:: m ->
-			store(C, HINT, 1);	/* H:593 set_bit(band, hints); */
+			store(C, HINT, 1);	/* H:578 set_bit(band, hints); */
 			csaw = 1
-		:: else -> skip		/* H:592 return true; */
+		:: else -> skip		/* H:577 return true; */
 		fi
 	fi;
 	cdone = 1
@@ -225,14 +225,14 @@ proctype producer()
 	bit m, h;
 
 	/* Q: } else if (unlikely(!softmq_ring_seen(t->active[band], idx, */
-	load(P, MARK, m);		/* H:618 if (!test_bit(idx, map)) */
+	load(P, MARK, m);		/* H:603 if (!test_bit(idx, map)) */
 	if
 	:: m ->
 #ifndef MUT_NO_SEEN_MB
-		mb(P);			/* H:621 smp_mb(); */
+		mb(P);			/* H:606 smp_mb(); */
 #endif
-		load(P, HINT, h)	/* H:622 return test_bit(band, hints); */
-	:: else -> h = 0		/* H:619 return false; */
+		load(P, HINT, h)	/* H:607 return test_bit(band, hints); */
+	:: else -> h = 0		/* H:604 return false; */
 	fi;
 	if
 	:: !h ->
@@ -240,7 +240,7 @@ proctype producer()
 		store(P, MARK, 1);	/* Q: softmq_active_set(t->active[band], idx); */
 		/* Q: softmq_band_note(&t->band_hints, band); */
 		mb(P);			/* H: smp_mb__after_atomic(); */
-		load(P, HINT, h);	/* H:544 if (!test_bit(band, hints)) */
+		load(P, HINT, h);	/* H:529 if (!test_bit(band, hints)) */
 		if
 		:: !h -> store(P, HINT, 1)	/* H: set_bit(band, hints); */
 		:: else -> skip
