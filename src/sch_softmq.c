@@ -776,9 +776,13 @@ static struct sk_buff *softmq_band_dequeue_new(struct Qdisc *sch,
 			 * No second scan: the lap serves whatever woke since,
 			 * and the next dequeue puts it first.
 			 */
+			/*
+			 * The lap of a retry run may have retired it already
+			 * (new_scan off): count it once.
+			 */
 			if (softmq_ring_retire(ring, active, idx)) {
-				__clear_bit(idx, known);
-				t->known_rings[band]--;
+				if (__test_and_clear_bit(idx, known))
+					t->known_rings[band]--;
 				WRITE_ONCE(ring->credit, READ_ONCE(q->cfg.quantum));
 			}
 			WRITE_ONCE(t->new_idx[band], n);
