@@ -199,8 +199,11 @@ struct softmq_sched_data {
 	struct codel_params	cparams;
 	struct codel_stats	cstats;
 	u32			codel_backlog;	/* the ring's bytes, for codel_dequeue() */
-	/* Look for new rings: not on dequeue's rescan after MISSED. */
-	bool			new_scan;
+	/*
+	 * This dequeue met a ring whose head a producer has claimed but not
+	 * published, or an old table not yet retired.
+	 */
+	bool			busy;
 	u64			codel_drops;
 	u32			new_flow_count;
 
@@ -336,7 +339,7 @@ static void softmq_flow_free(struct softmq_ring *ring)
  * table until flows show up.  Racing producers both allocate; the cmpxchg
  * (fully ordered, so the initialised ring is visible before the pointer)
  * picks one and the loser frees its copy.  A ring starts with a full
- * quantum, as an idle one is left (softmq_ring_visit()).
+ * quantum, as an idle one is left (softmq_band_dequeue()).
  */
 static struct softmq_ring *softmq_ring_lookup(struct softmq_sched_data *q,
 					      struct softmq_table *t,
@@ -584,7 +587,7 @@ softmq_ring_take_spilled(struct softmq_ring *ring)
 /*
  * Consumer: the next packet of @ring, its bytes off the ring's count.
  * softmq_ring_pop() in its parts, the spilled one out of line.  Always
- * inlined, as softmq_flow_dequeue() is: once per packet.
+ * inlined: once per packet.
  */
 static __always_inline struct sk_buff *
 softmq_ring_take(struct softmq_ring *ring)
@@ -637,11 +640,13 @@ static void softmq_codel_set_backlog(struct Qdisc *sch,
 static noinline struct sk_buff *
 softmq_codel_pop_spilled(struct softmq_ring *ring, struct Qdisc *sch)
 {
-	struct sk_buff *skb = softmq_ring_take_spilled(ring);
+	struct sk_buff *skb = softmq_ring_pop_spilled(ring);
 
 	/* A NULL ends CoDel's state without a look at the backlog. */
-	if (skb)
+	if (skb) {
+		softmq_ring_taken(ring, qdisc_pkt_len(skb));
 		softmq_codel_set_backlog(sch, ring);
+	}
 	return skb;
 }
 
@@ -686,148 +691,66 @@ static codel_time_t softmq_codel_time(const struct sk_buff *skb)
 	return t ? t : codel_get_time();
 }
 
-/* Consumer: the next packet of @ring, through CoDel when it is on. */
-static __always_inline struct sk_buff *
-softmq_flow_dequeue(struct Qdisc *sch, struct softmq_ring *ring)
-{
-	struct softmq_sched_data *q = qdisc_priv(sch);
-
-	if (!q->codel)
-		return softmq_ring_take(ring);
-	return codel_dequeue(sch, &q->codel_backlog, &q->cparams,
-			     &softmq_flow(ring)->cvars, &q->cstats,
-			     softmq_codel_len, softmq_codel_time,
-			     softmq_codel_drop, softmq_codel_pop);
-}
-
 /*
- * Sparse flows first.  A marked ring the consumer has not met since it woke
- * (marked, not known) is a new flow: it is served before the band's
- * backlogged rings for one quantum, as fq_codel serves its new_flows list,
- * but at most once per round-robin lap of the band, so flows that keep
- * going idle and waking cannot starve the backlogged ones (fq_codel sends
- * such a flow through its old list once for the same reason).  All of this
- * is consumer state: producers only mark rings, as before.
+ * Consumer: the ring of @band to serve as a new (sparse) flow, or nr_rings
+ * for none.  A marked ring the consumer has not met since it woke (marked,
+ * not known) is a new flow: it is served before the band's backlogged
+ * rings for one quantum, as fq_codel serves its new_flows list, but at most
+ * once per round-robin lap of the band, so flows that keep going idle and
+ * waking cannot starve the backlogged ones (fq_codel sends such a flow
+ * through its old list once for the same reason).  All of this is consumer
+ * state: producers only mark rings.
  */
-static struct sk_buff *softmq_band_dequeue_new(struct Qdisc *sch,
-					       struct softmq_table *t,
-					       unsigned int band)
+static unsigned long softmq_band_new_flow(struct softmq_sched_data *q,
+					  struct softmq_table *t,
+					  unsigned int band)
 {
-	struct softmq_sched_data *q = qdisc_priv(sch);
 	struct softmq_ring **rings = t->rings + band * t->nr_rings;
-	unsigned long *active = t->active[band];
-	unsigned long *known = t->known[band];
 	unsigned long n = t->nr_rings;
 	struct softmq_ring *ring;
-	struct sk_buff *skb;
 	unsigned long idx;
 
+	if (t->new_idx[band] < n)
+		return t->new_idx[band];
 	for (;;) {
-		idx = t->new_idx[band];
+		/* No ring woke since a scan found none: no scan. */
+		if (!t->woke_pending[band] &&
+		    !softmq_band_woke_take(&t->band_hints, band))
+			return n;
+		t->woke_pending[band] = true;
+		idx = softmq_active_first_andnot(t->active[band], t->known[band],
+						 n);
 		if (idx >= n) {
-			/* No ring woke since a scan found none: no scan. */
-			if (!t->woke_pending[band] &&
-			    !softmq_band_woke_take(&t->band_hints, band))
-				return NULL;
-			t->woke_pending[band] = true;
-			idx = softmq_active_first_andnot(active, known, n);
-			if (idx >= n) {
-				t->woke_pending[band] = false;
-				return NULL;
-			}
-			__set_bit(idx, known);
-			t->known_rings[band]++;
-			ring = READ_ONCE(rings[idx]);
-			if (!ring)
-				continue;
-			/*
-			 * Already served as new in this lap: the lap serves it.
-			 * Any other ring that woke is still unknown, and the
-			 * next dequeue's scan finds it: one scan per dequeue
-			 * (a lone flow that keeps waking paid two).
-			 */
-			if (softmq_flow(ring)->new_round == t->round[band])
-				return NULL;
-			/*
-			 * It keeps the credit it has: a full quantum since it
-			 * went idle, less whatever the lap took from it if it
-			 * served the ring meanwhile (the rescan after MISSED
-			 * does not look for new rings): no extra quantum.  One
-			 * the lap left in debt is no new flow: the lap has it.
-			 */
-			softmq_flow(ring)->new_round = t->round[band];
-			if (ring->credit <= 0)
-				continue;
-			WRITE_ONCE(t->new_idx[band], idx);
-			WRITE_ONCE(q->new_flow_count, q->new_flow_count + 1);
-		} else {
-			ring = READ_ONCE(rings[idx]);
+			t->woke_pending[band] = false;
+			return n;
 		}
-
-		if (ring->credit > 0) {
-			skb = softmq_flow_dequeue(sch, ring);
-			if (skb) {
-				WRITE_ONCE(ring->credit, ring->credit - qdisc_pkt_len(skb));
-				return skb;
-			}
-			/*
-			 * Empty: idle and unmarked, new again when it wakes.  A
-			 * push in flight keeps it marked, and the lap meets it.
-			 * No second scan: the lap serves whatever woke since,
-			 * and the next dequeue puts it first.
-			 */
-			/*
-			 * The lap of a retry run may have retired it already
-			 * (new_scan off): count it once.
-			 */
-			if (softmq_ring_retire(ring, active, idx)) {
-				if (__test_and_clear_bit(idx, known))
-					t->known_rings[band]--;
-				WRITE_ONCE(ring->credit, READ_ONCE(q->cfg.quantum));
-			}
-			WRITE_ONCE(t->new_idx[band], n);
-			return NULL;
-		}
-		/* Its quantum spent, it joins the lap with what it owes. */
-		WRITE_ONCE(t->new_idx[band], n);
+		__set_bit(idx, t->known[band]);
+		t->known_rings[band]++;
+		ring = READ_ONCE(rings[idx]);
+		if (!ring)
+			continue;
+		/*
+		 * Already served as new in this lap: the lap serves it.  Any
+		 * other ring that woke is still unknown, and the next
+		 * dequeue's scan finds it: one scan per dequeue (a lone flow
+		 * that keeps waking paid two).
+		 */
+		if (softmq_flow(ring)->new_round == t->round[band])
+			return n;
+		/*
+		 * It keeps the credit it has: a full quantum since it went
+		 * idle, less whatever the lap took from it if it served the
+		 * ring meanwhile (the rescan after MISSED does not look for new
+		 * rings): no extra quantum.  One the lap left in debt is no new
+		 * flow: the lap has it.
+		 */
+		softmq_flow(ring)->new_round = t->round[band];
+		if (ring->credit <= 0)
+			continue;
+		WRITE_ONCE(t->new_idx[band], idx);
+		WRITE_ONCE(q->new_flow_count, q->new_flow_count + 1);
+		return idx;
 	}
-}
-
-enum softmq_visit {
-	SOFTMQ_VISIT_TOOK,	/* a packet, charged to the ring's credit */
-	SOFTMQ_VISIT_SPENT,	/* credit spent: refilled, the lap moves on */
-	SOFTMQ_VISIT_IDLE,	/* empty: unmarked, a new flow when it wakes */
-	SOFTMQ_VISIT_BUSY,	/* marked, head claimed but not published */
-};
-
-/* Consumer: one DRR visit of marked ring @idx of @band. */
-static enum softmq_visit softmq_ring_visit(struct Qdisc *sch,
-					   struct softmq_table *t,
-					   unsigned int band, unsigned long idx,
-					   struct sk_buff **skb)
-{
-	struct softmq_sched_data *q = qdisc_priv(sch);
-	struct softmq_ring *ring = READ_ONCE(t->rings[band * t->nr_rings + idx]);
-
-	if (ring && ring->credit <= 0) {
-		WRITE_ONCE(ring->credit, ring->credit + READ_ONCE(q->cfg.quantum));
-		softmq_note_occupancy(q, ring);
-		return SOFTMQ_VISIT_SPENT;
-	}
-	*skb = ring ? softmq_flow_dequeue(sch, ring) : NULL;
-	if (*skb) {
-		WRITE_ONCE(ring->credit, ring->credit - qdisc_pkt_len(*skb));
-		return SOFTMQ_VISIT_TOOK;
-	}
-	if (ring && softmq_ring_retire(ring, t->active[band], idx)) {
-		/* Like a new flow in fq_codel: a full quantum next time. */
-		WRITE_ONCE(ring->credit, READ_ONCE(q->cfg.quantum));
-		if (__test_and_clear_bit(idx, t->known[band]))
-			t->known_rings[band]--;
-		return SOFTMQ_VISIT_IDLE;
-	}
-	WRITE_ONCE(q->busy_skips, q->busy_skips + 1);
-	return SOFTMQ_VISIT_BUSY;
 }
 
 /*
@@ -857,66 +780,123 @@ static unsigned long softmq_band_next(struct softmq_table *t,
 }
 
 /*
- * Deficit round robin over the marked rings of one band whose hint is set.
- * Returns NULL when the band is empty, or after a full lap that only met rings whose head slot
- * a producer has claimed but not yet published (*busy is then set): waiting
- * for such a producer could be long (IRQ, vCPU preemption, PREEMPT_RT), and
- * it runs the qdisc itself once it has published.
+ * Consumer: deficit round robin over the marked rings of one band whose
+ * hint is set, a new flow first (@new_flows: not on the rescan after
+ * MISSED).  Returns NULL when the band is empty, or after a full lap that
+ * only met rings whose head slot a producer has claimed but not yet
+ * published (q->busy is then set): waiting for such a producer could be
+ * long (IRQ, vCPU preemption, PREEMPT_RT), and it runs the qdisc itself
+ * once it has published.
  */
 static struct sk_buff *softmq_band_dequeue(struct Qdisc *sch,
 					   struct softmq_table *t,
-					   unsigned int band, bool *busy)
+					   unsigned int band, bool new_flows)
 {
 	struct softmq_sched_data *q = qdisc_priv(sch);
+	struct softmq_ring **rings = t->rings + band * t->nr_rings;
 	unsigned long n = t->nr_rings;
 	unsigned long idx = t->cursor[band];
 	/* The first ring of the current run of busy visits, n for none. */
 	unsigned long busy_from = n;
-	struct sk_buff *skb = NULL;
+	struct softmq_ring *ring;
+	struct sk_buff *skb;
+	unsigned long at;
+	bool before_lap;
 
 	/* One ring per band has nothing to put first. */
-	if (n > 1 && q->new_scan) {
-		skb = softmq_band_dequeue_new(sch, t, band);
-		if (skb)
-			return skb;
-		/*
-		 * Nothing new to serve, and no ring we met since it woke
-		 * still holds packets: the band is most likely empty.  Retire
-		 * its hint and look once, instead of a lap's scan and then
-		 * that same look (at low load, after every packet).  A ring
-		 * found there sets the hint again and the lap serves it.
-		 */
-		if (!t->known_rings[band] &&
-		    softmq_band_retire(&t->band_hints, band, t->active[band], n))
-			return NULL;
-	}
+	new_flows = new_flows && n > 1;
+	/* New flows were looked for, and the lap has not started. */
+	before_lap = new_flows;
+	for (;;) {
+		at = new_flows ? softmq_band_new_flow(q, t, band) : n;
+		if (at >= n) {
+			new_flows = false;
+			/*
+			 * Nothing new to serve, and no ring we met since it
+			 * woke still holds packets: the band is most likely
+			 * empty.  Retire its hint and look once, instead of a
+			 * lap's scan and then that same look (at low load,
+			 * after every packet).  A ring found there sets the
+			 * hint again and the lap serves it.
+			 */
+			if (before_lap && !t->known_rings[band] &&
+			    softmq_band_retire(&t->band_hints, band,
+					       t->active[band], n))
+				return NULL;
+			before_lap = false;
+			idx = softmq_band_next(t, band, idx);
+			if (idx >= n || idx == busy_from)
+				break;
+			at = idx;
+		}
+		ring = READ_ONCE(rings[at]);
 
-	for (;; idx++) {
-		idx = softmq_band_next(t, band, idx);
-		if (idx >= n || idx == busy_from)
-			break;
-		switch (softmq_ring_visit(sch, t, band, idx, &skb)) {
-		case SOFTMQ_VISIT_TOOK:
-			t->cursor[band] = idx;
-			return skb;
-		case SOFTMQ_VISIT_SPENT:
+		if (ring && ring->credit <= 0) {
+			if (new_flows) {
+				/* Its quantum spent, it joins the lap owing. */
+				WRITE_ONCE(t->new_idx[band], n);
+				continue;
+			}
+			WRITE_ONCE(ring->credit,
+				   ring->credit + READ_ONCE(q->cfg.quantum));
+			softmq_note_occupancy(q, ring);
 			busy_from = n;
-			break;
-		case SOFTMQ_VISIT_IDLE:
-			break;
-		case SOFTMQ_VISIT_BUSY:
-			*busy = true;
+			idx++;
+			continue;
+		}
+
+		if (!ring)
+			skb = NULL;
+		else if (q->codel)
+			skb = codel_dequeue(sch, &q->codel_backlog, &q->cparams,
+					    &softmq_flow(ring)->cvars,
+					    &q->cstats, softmq_codel_len,
+					    softmq_codel_time, softmq_codel_drop,
+					    softmq_codel_pop);
+		else
+			skb = softmq_ring_take(ring);
+		if (skb) {
+			WRITE_ONCE(ring->credit,
+				   ring->credit - qdisc_pkt_len(skb));
+			if (!new_flows)
+				t->cursor[band] = idx;
+			return skb;
+		}
+
+		/*
+		 * Empty: idle and unmarked, a new flow with a full quantum
+		 * when it wakes.  A retry run's lap may already have retired
+		 * a new ring (new_flows off): it is counted out once.
+		 */
+		if (ring && softmq_ring_retire(ring, t->active[band], at)) {
+			WRITE_ONCE(ring->credit, READ_ONCE(q->cfg.quantum));
+			if (__test_and_clear_bit(at, t->known[band]))
+				t->known_rings[band]--;
+		} else if (!new_flows) {
+			WRITE_ONCE(q->busy_skips, q->busy_skips + 1);
+			q->busy = true;
 			if (busy_from == n)
 				busy_from = idx;
-			break;
 		}
+		if (new_flows) {
+			/*
+			 * A push in flight keeps it marked, and the lap meets
+			 * it.  No second scan: the lap serves whatever woke
+			 * since, and the next dequeue puts it first.
+			 */
+			WRITE_ONCE(t->new_idx[band], n);
+			new_flows = false;
+			continue;
+		}
+		idx++;
 	}
 	t->cursor[band] = idx < n ? idx : 0;
 	return NULL;
 }
 
 static struct sk_buff *softmq_table_dequeue(struct Qdisc *sch,
-					    struct softmq_table *t, bool *busy)
+					    struct softmq_table *t,
+					    bool new_flows)
 {
 	struct sk_buff *skb;
 	unsigned int band;
@@ -925,7 +905,7 @@ static struct sk_buff *softmq_table_dequeue(struct Qdisc *sch,
 		/* An empty band costs a bit test here, not a call. */
 		if (!softmq_band_maybe(&t->band_hints, band))
 			continue;
-		skb = softmq_band_dequeue(sch, t, band, busy);
+		skb = softmq_band_dequeue(sch, t, band, new_flows);
 		if (skb)
 			return skb;
 	}
@@ -944,40 +924,22 @@ static bool softmq_table_idle(const struct softmq_table *t)
 	return true;
 }
 
-static struct sk_buff *softmq_dequeue_tables(struct Qdisc *sch, bool *busy)
+/*
+ * Consumer, once the table a change() replaced gave nothing: forget it if
+ * it is empty and no producer can reach it any more.  Until change() has
+ * seen a grace period a producer may still push into it, and serving the
+ * new table could let a flow's later packet overtake that one.
+ */
+static bool softmq_drain_end(struct softmq_sched_data *q)
 {
-	struct softmq_sched_data *q = qdisc_priv(sch);
 	struct softmq_table *old = q->draining;
-	struct softmq_table *t;
-	struct sk_buff *skb;
 
-	if (unlikely(old)) {
-		/* Packets queued before a change leave before newer ones. */
-		skb = softmq_table_dequeue(sch, old, busy);
-		if (skb)
-			return skb;
-		/*
-		 * Until change() has seen a grace period a producer may still
-		 * push into the old table, and serving the new one could let a
-		 * flow's later packet overtake that one.
-		 */
-		/* Acquire: pairs with the release in softmq_change(). */
-		if (!smp_load_acquire(&old->retired) || !softmq_table_idle(old)) {
-			*busy = true;
-			return NULL;
-		}
-		WRITE_ONCE(q->draining, NULL);
-		q->spent = old;
-	}
-	t = softmq_table_protected(sch);
-	/*
-	 * No band hinted: every band would be skipped (softmq_band_maybe()).
-	 * The empty dequeue that ends each burst, per packet at low load,
-	 * stops at this load.
-	 */
-	if (!softmq_hinted(READ_ONCE(t->band_hints)))
-		return NULL;
-	return softmq_table_dequeue(sch, t, busy);
+	/* Acquire: pairs with the release in softmq_change(). */
+	if (!smp_load_acquire(&old->retired) || !softmq_table_idle(old))
+		return false;
+	WRITE_ONCE(q->draining, NULL);
+	q->spent = old;
+	return true;
 }
 
 /*
@@ -1000,13 +962,26 @@ static struct sk_buff *softmq_dequeue(struct Qdisc *sch)
 {
 	struct softmq_sched_data *q = qdisc_priv(sch);
 	bool need_retry = true;
+	struct softmq_table *t;
 	struct sk_buff *skb;
-	bool busy;
 
 retry:
-	busy = false;
-	q->new_scan = need_retry;
-	skb = softmq_dequeue_tables(sch, &busy);
+	q->busy = false;
+	skb = NULL;
+	if (unlikely(q->draining)) {
+		/* Packets queued before a change leave before newer ones. */
+		skb = softmq_table_dequeue(sch, q->draining, need_retry);
+		if (!skb && !softmq_drain_end(q))
+			q->busy = true;
+	}
+	t = softmq_table_protected(sch);
+	/*
+	 * No band hinted: every band would be skipped (softmq_band_maybe()).
+	 * The empty dequeue that ends each burst, per packet at low load,
+	 * stops at this load.
+	 */
+	if (!skb && !q->draining && softmq_hinted(READ_ONCE(t->band_hints)))
+		skb = softmq_table_dequeue(sch, t, need_retry);
 	if (unlikely(q->cstats.drop_count))
 		softmq_codel_report(sch);
 	if (skb) {
@@ -1038,7 +1013,7 @@ retry:
 	 * nolock_qdisc_is_empty() false, so the bypass path cannot send a
 	 * newer packet ahead of them, and without MISSED we do not spin.
 	 */
-	if (busy)
+	if (q->busy)
 		set_bit(__QDISC_STATE_DRAINING, &sch->state);
 	softmq_uncharge_flush(q);
 	return NULL;

@@ -293,10 +293,10 @@ byte blocked_from[NR];		/* P4: first position behind a stopped producer */
 	lastseq[((item - 1) / K) * NR + r] = (item - 1) % K + 1
 
 /*
- * softmq_band_dequeue(), one band, credit not modelled: softmq_band_next()
- * and softmq_ring_visit() inlined.  Out: it (0 = NULL), busy.  In the code
- * a ring with credit <= 0 is skipped once and refilled (SOFTMQ_VISIT_SPENT,
- * which also ends a run of busy visits); leaving that out removes only
+ * softmq_band_dequeue()'s lap, one band, credit and new flows not modelled:
+ * softmq_band_next() inlined.  Out: it (0 = NULL), busy.  In the code a
+ * ring with credit <= 0 is skipped once and refilled (which also ends a
+ * run of busy visits); leaving that out removes only
  * those extra visits.  The loop ends: a rescan that finds a mark goes on
  * to visit that ring, which either gives a packet, or is busy (the lap
  * then stops at it), or goes idle (its mark cleared, and only a producer's
@@ -466,14 +466,14 @@ inline band_dequeue()
 	   d_step {
 		if
 		:: !ok ->
-			busy = 1;		/* Q: *busy = true; */
+			busy = 1;		/* Q: q->busy = true; */
 			if
 			:: first_busy == NR -> first_busy = idx	/* Q: busy_from = idx; */
 			:: else -> skip
 			fi
 		:: else -> skip
 		fi;
-		idx++;				/* Q: for (;; idx++) { */
+		idx++;				/* Q: idx++; */
 		t2 = 0;
 		ok = 0
 	   }
@@ -493,7 +493,7 @@ inline dequeue()
 {
 	need_retry = 1;				/* Q: bool need_retry = true; */
 dq_retry:
-	busy = 0;				/* Q: busy = false; */
+	busy = 0;				/* Q: q->busy = false; */
 	band_dequeue();
 	if
 	:: it == 0 ->
@@ -516,7 +516,7 @@ dq_retry:
 		:: else -> skip
 		fi;
 		if
-		:: busy -> draining = 1		/* Q: set_bit(__QDISC_STATE_DRAINING, &sch->state); */
+		:: busy -> draining = 1		/* Q: if (q->busy) set_bit(__QDISC_STATE_DRAINING, &sch->state); */
 		:: else -> skip
 		fi
 	:: else -> skip
