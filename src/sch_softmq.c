@@ -692,6 +692,22 @@ static codel_time_t softmq_codel_time(const struct sk_buff *skb)
 }
 
 /*
+ * Consumer: the next packet of @ring through CoDel.  Out of line: inlined
+ * into the round robin, codel_dequeue() grows its frame, and the path
+ * without CoDel pays for that on every packet.
+ */
+static noinline struct sk_buff *softmq_codel_dequeue(struct Qdisc *sch,
+						     struct softmq_ring *ring)
+{
+	struct softmq_sched_data *q = qdisc_priv(sch);
+
+	return codel_dequeue(sch, &q->codel_backlog, &q->cparams,
+			     &softmq_flow(ring)->cvars, &q->cstats,
+			     softmq_codel_len, softmq_codel_time,
+			     softmq_codel_drop, softmq_codel_pop);
+}
+
+/*
  * Consumer: the ring of @band to serve as a new (sparse) flow, or nr_rings
  * for none.  A marked ring the consumer has not met since it woke (marked,
  * not known) is a new flow: it is served before the band's backlogged
@@ -848,11 +864,7 @@ static struct sk_buff *softmq_band_dequeue(struct Qdisc *sch,
 		if (!ring)
 			skb = NULL;
 		else if (q->codel)
-			skb = codel_dequeue(sch, &q->codel_backlog, &q->cparams,
-					    &softmq_flow(ring)->cvars,
-					    &q->cstats, softmq_codel_len,
-					    softmq_codel_time, softmq_codel_drop,
-					    softmq_codel_pop);
+			skb = softmq_codel_dequeue(sch, ring);
 		else
 			skb = softmq_ring_take(ring);
 		if (skb) {
