@@ -816,91 +816,86 @@ static struct sk_buff *softmq_band_dequeue(struct Qdisc *sch,
 	unsigned long busy_from = n;
 	struct softmq_ring *ring;
 	struct sk_buff *skb;
-	unsigned long at;
-	bool before_lap;
 
-	/* One ring per band has nothing to put first. */
-	new_flows = new_flows && n > 1;
-	/* New flows were looked for, and the lap has not started. */
-	before_lap = new_flows;
-	for (;;) {
-		at = new_flows ? softmq_band_new_flow(q, t, band) : n;
-		if (at >= n) {
-			new_flows = false;
-			/*
-			 * Nothing new to serve, and no ring we met since it
-			 * woke still holds packets: the band is most likely
-			 * empty.  Retire its hint and look once, instead of a
-			 * lap's scan and then that same look (at low load,
-			 * after every packet).  A ring found there sets the
-			 * hint again and the lap serves it.
-			 */
-			if (before_lap && !t->known_rings[band] &&
-			    softmq_band_retire(&t->band_hints, band,
-					       t->active[band], n))
-				return NULL;
-			before_lap = false;
-			idx = softmq_band_next(t, band, idx);
-			if (idx >= n || idx == busy_from)
-				break;
-			at = idx;
-		}
-		ring = READ_ONCE(rings[at]);
-
-		if (ring && ring->credit <= 0) {
-			if (new_flows) {
+	/* New flows first; one ring per band has nothing to put first. */
+	if (new_flows && n > 1) {
+		while ((idx = softmq_band_new_flow(q, t, band)) < n) {
+			ring = READ_ONCE(rings[idx]);
+			if (ring->credit <= 0) {
 				/* Its quantum spent, it joins the lap owing. */
 				WRITE_ONCE(t->new_idx[band], n);
 				continue;
 			}
+			skb = q->codel ? softmq_codel_dequeue(sch, ring) :
+					 softmq_ring_take(ring);
+			if (skb) {
+				WRITE_ONCE(ring->credit,
+					   ring->credit - qdisc_pkt_len(skb));
+				return skb;
+			}
+			/*
+			 * Empty: idle and unmarked, new again when it wakes.  A
+			 * push in flight keeps it marked, and the lap meets it.
+			 * No second scan: the lap serves whatever woke since,
+			 * and the next dequeue puts it first.  A retry run's
+			 * lap may have retired it already: counted out once.
+			 */
+			if (softmq_ring_retire(ring, t->active[band], idx)) {
+				if (__test_and_clear_bit(idx, t->known[band]))
+					t->known_rings[band]--;
+				WRITE_ONCE(ring->credit, READ_ONCE(q->cfg.quantum));
+			}
+			WRITE_ONCE(t->new_idx[band], n);
+			break;
+		}
+		/*
+		 * Nothing new to serve, and no ring we met since it woke still
+		 * holds packets: the band is most likely empty.  Retire its
+		 * hint and look once, instead of a lap's scan and then that
+		 * same look (at low load, after every packet).  A ring found
+		 * there sets the hint again and the lap serves it.
+		 */
+		if (!t->known_rings[band] &&
+		    softmq_band_retire(&t->band_hints, band, t->active[band], n))
+			return NULL;
+		idx = t->cursor[band];
+	}
+
+	/* The old flows: the round robin's lap. */
+	for (;; idx++) {
+		idx = softmq_band_next(t, band, idx);
+		if (idx >= n || idx == busy_from)
+			break;
+		ring = READ_ONCE(rings[idx]);
+		if (ring && ring->credit <= 0) {
 			WRITE_ONCE(ring->credit,
 				   ring->credit + READ_ONCE(q->cfg.quantum));
 			softmq_note_occupancy(q, ring);
 			busy_from = n;
-			idx++;
 			continue;
 		}
-
-		if (!ring)
-			skb = NULL;
-		else if (q->codel)
-			skb = softmq_codel_dequeue(sch, ring);
-		else
-			skb = softmq_ring_take(ring);
+		skb = NULL;
+		if (ring)
+			skb = q->codel ? softmq_codel_dequeue(sch, ring) :
+					 softmq_ring_take(ring);
 		if (skb) {
 			WRITE_ONCE(ring->credit,
 				   ring->credit - qdisc_pkt_len(skb));
-			if (!new_flows)
-				t->cursor[band] = idx;
+			t->cursor[band] = idx;
 			return skb;
 		}
-
-		/*
-		 * Empty: idle and unmarked, a new flow with a full quantum
-		 * when it wakes.  A retry run's lap may already have retired
-		 * a new ring (new_flows off): it is counted out once.
-		 */
-		if (ring && softmq_ring_retire(ring, t->active[band], at)) {
+		if (ring && softmq_ring_retire(ring, t->active[band], idx)) {
+			/* Like a new flow in fq_codel: a full quantum next time. */
 			WRITE_ONCE(ring->credit, READ_ONCE(q->cfg.quantum));
-			if (__test_and_clear_bit(at, t->known[band]))
+			if (__test_and_clear_bit(idx, t->known[band]))
 				t->known_rings[band]--;
-		} else if (!new_flows) {
-			WRITE_ONCE(q->busy_skips, q->busy_skips + 1);
-			q->busy = true;
-			if (busy_from == n)
-				busy_from = idx;
-		}
-		if (new_flows) {
-			/*
-			 * A push in flight keeps it marked, and the lap meets
-			 * it.  No second scan: the lap serves whatever woke
-			 * since, and the next dequeue puts it first.
-			 */
-			WRITE_ONCE(t->new_idx[band], n);
-			new_flows = false;
 			continue;
 		}
-		idx++;
+		/* A push in flight: its producer runs the qdisc once it is in. */
+		WRITE_ONCE(q->busy_skips, q->busy_skips + 1);
+		q->busy = true;
+		if (busy_from == n)
+			busy_from = idx;
 	}
 	t->cursor[band] = idx < n ? idx : 0;
 	return NULL;

@@ -473,7 +473,7 @@ inline band_dequeue()
 			fi
 		:: else -> skip
 		fi;
-		idx++;				/* Q: idx++; */
+		idx++;				/* Q: for (;; idx++) { */
 		t2 = 0;
 		ok = 0
 	   }
