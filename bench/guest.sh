@@ -320,11 +320,11 @@ $add" 2>/dev/null
 # qdisc_check DEV QDISC: reads tc -s once; fails on a wrong root kind; sets
 # Q_DROPS (root line's "dropped": mq sums its children there), Q_DESC (the
 # qdisc lines) and Q_X (JSON: root sent/requeues, softmq xstats summed over
-# the softmq instances: how many packets bypassed the queue, ring-full
-# drops (0 since rings spill), packets spilled beyond a ring's slots, lost cmpxchg races, dequeue skips of unpublished slots).
+# the softmq instances: how many packets bypassed the queue,
+# packets spilled beyond a ring's slots, lost cmpxchg races, dequeue skips of unpublished slots).
 qdisc_check() {
 	local dev=$1 q=$2 l kind="" n=0 want k sent=0 req=0
-	local -A x=([bypassed]=0 [drops_ring_full]=0 [spilled]=0 [push_retries]=0 [busy_skips]=0 [ring_hiwat]=0 [allocated_rings]=0)
+	local -A x=([bypassed]=0 [spilled]=0 [push_retries]=0 [busy_skips]=0 [ring_hiwat]=0 [allocated_rings]=0)
 	Q_DROPS=null Q_DESC=""
 	mapfile -t TCS < <("${TC[@]}" -s qdisc show dev "$dev")
 	for l in "${TCS[@]}"; do

@@ -173,7 +173,7 @@ def run_metrics(raw, run, env):
     # tc's xstats, or for softmq with a tc plugin older than the module the
     # module's own, read by tests/vm/lib/smq.py after the traffic.
     xs, m["aqm_counters_from"] = dict(c1 or {}), "tc -s -j"
-    if not any(k in xs for k in ("ecn_mark", "codel_drops")):
+    if not any(k in xs for k in ("ecn_mark", "drop_codel")):
         try:
             sq = json.load(open(os.path.join(d, "smq-end.json")))
             xs = next((q.get("xstats") or {} for q in sq if q.get("handle") == "10:"), {})
@@ -182,7 +182,7 @@ def run_metrics(raw, run, env):
             pass
     marks = [xs.get(k) for k in ("ecn_mark", "ce_mark")]
     m["ce_marks"] = sum(x for x in marks if x is not None) if any(x is not None for x in marks) else None
-    m["codel_drops"] = xs.get("codel_drops")
+    m["drop_codel"] = xs.get("drop_codel")
     m["drop_overlimit"] = xs.get("drop_overlimit")
     m["drops_ring_full"] = xs.get("drops_ring_full")
     m["tbf_overlimits"] = delta(r0, r1, "overlimits")
@@ -192,7 +192,7 @@ def run_metrics(raw, run, env):
 
 
 METRICS = ["probe_p50_ms", "probe_p99_ms", "probe_loss_pct", "srtt_ms", "iperf3_mean_rtt_ms",
-           "goodput_mbit", "jain", "drops", "drops_whole_run", "ce_marks", "codel_drops",
+           "goodput_mbit", "jain", "drops", "drops_whole_run", "ce_marks", "drop_codel",
            "sent_pkts", "retransmits"]
 
 

@@ -53,6 +53,28 @@
 #include "softmq_bound.h"
 #include "softmq_ring.h"
 
+/* Minima and defaults (the maxima are uapi: include/uapi/softmq.h). */
+#define SOFTMQ_FLOWS_DEFAULT		1024U
+#define SOFTMQ_DEPTH_DEFAULT		64U
+#define SOFTMQ_QUANTUM_MIN		64U
+#define SOFTMQ_BANDS_DEFAULT		3U
+/*
+ * limit and memory_limit: fq_codel's defaults for an instance that serves a
+ * whole device; an instance under a multiqueue parent (mq: one per TX queue)
+ * gets them divided by the number of TX queues, but never less than the
+ * _QUEUE_MIN values (64 queues: 64 x 4 MiB = 256 MiB, not 64 x 32 MiB).
+ */
+#define SOFTMQ_LIMIT_DEFAULT		10240U
+#define SOFTMQ_LIMIT_QUEUE_MIN		1024U
+#define SOFTMQ_MEMORY_LIMIT_MIN		4096U
+#define SOFTMQ_MEMORY_LIMIT_DEFAULT	(32U << 20)
+#define SOFTMQ_MEMORY_LIMIT_QUEUE_MIN	(4U << 20)
+/* CoDel per ring, with fq_codel's defaults (us): target 5 ms, interval 100 ms. */
+#define SOFTMQ_TARGET_DEFAULT		5000U
+#define SOFTMQ_INTERVAL_DEFAULT		100000U
+/* Worst-case memory one instance may commit (all rings allocated). */
+#define SOFTMQ_MEM_CAP			(128U << 20)
+
 #define SOFTMQ_MAX_BANDS	3
 /* A hint word's band bits, without its "a ring woke" bits. */
 #define softmq_hinted(hints)	((hints) & GENMASK(SOFTMQ_MAX_BANDS - 1, 0))
@@ -1146,12 +1168,12 @@ static struct softmq_table *softmq_table_alloc(const struct softmq_config *cfg)
 }
 
 static const struct netlink_range_validation softmq_flows_range = {
-	.min = SOFTMQ_FLOWS_MIN,
+	.min = 1,
 	.max = SOFTMQ_FLOWS_MAX,
 };
 
 static const struct netlink_range_validation softmq_depth_range = {
-	.min = SOFTMQ_DEPTH_MIN,
+	.min = 1,
 	.max = SOFTMQ_DEPTH_MAX,
 };
 
@@ -1161,7 +1183,7 @@ static const struct netlink_range_validation softmq_quantum_range = {
 };
 
 static const struct netlink_range_validation softmq_limit_range = {
-	.min = SOFTMQ_LIMIT_MIN,
+	.min = 1,
 	.max = SOFTMQ_LIMIT_MAX,
 };
 
@@ -1171,7 +1193,7 @@ static const struct netlink_range_validation softmq_memory_limit_range = {
 };
 
 static const struct netlink_range_validation softmq_codel_time_range = {
-	.min = SOFTMQ_CODEL_TIME_MIN,
+	.min = 1,
 	.max = SOFTMQ_CODEL_TIME_MAX,
 };
 
@@ -1725,7 +1747,7 @@ nla_put_failure:
 }
 
 static void softmq_table_stats(const struct softmq_table *t,
-			       struct tc_softmq_xstats *st)
+			       struct tc_softmq_qd_stats *st)
 {
 	unsigned int band;
 
@@ -1740,7 +1762,8 @@ static void softmq_table_stats(const struct softmq_table *t,
 static int softmq_dump_stats(struct Qdisc *sch, struct gnet_dump *d)
 {
 	struct softmq_sched_data *q = qdisc_priv(sch);
-	struct tc_softmq_xstats st = { 0 };
+	struct tc_softmq_xstats xstats = { .type = TCA_SOFTMQ_XSTATS_QDISC };
+	struct tc_softmq_qd_stats *st = &xstats.qdisc_stats;
 	struct gnet_stats_basic_sync bstats;
 	struct softmq_table *draining;
 	struct gnet_stats_basic_sync deq;
@@ -1758,35 +1781,35 @@ static int softmq_dump_stats(struct Qdisc *sch, struct gnet_dump *d)
 			for (c = 0; c < SOFTMQ_CNT_MAX; c++)
 				cnt[c] = u64_stats_read(&cs->cnt[c]);
 		} while (u64_stats_fetch_retry(&cs->syncp, start));
-		st.spilled += cnt[SOFTMQ_CNT_SPILLED];
-		st.drops_nomem += cnt[SOFTMQ_CNT_NOMEM];
-		st.push_retries += cnt[SOFTMQ_CNT_PUSH_RETRIES];
-		st.ring_wakeups += cnt[SOFTMQ_CNT_RING_WAKEUPS];
-		st.drop_overlimit += cnt[SOFTMQ_CNT_OVERLIMIT];
-		st.drop_overmemory += cnt[SOFTMQ_CNT_OVERMEMORY];
+		st->spilled += cnt[SOFTMQ_CNT_SPILLED];
+		st->drop_nomem += cnt[SOFTMQ_CNT_NOMEM];
+		st->push_retries += cnt[SOFTMQ_CNT_PUSH_RETRIES];
+		st->ring_wakeups += cnt[SOFTMQ_CNT_RING_WAKEUPS];
+		st->drop_overlimit += cnt[SOFTMQ_CNT_OVERLIMIT];
+		st->drop_overmemory += cnt[SOFTMQ_CNT_OVERMEMORY];
 		memory += READ_ONCE(cs->mem_delta);
 	}
 	memory += READ_ONCE(q->deq_mem);
-	st.memory_usage = max(memory, 0L);
+	st->memory_usage = max(memory, 0L);
 
 	/* Tables are freed only under RTNL, which dump holds. */
-	softmq_table_stats(softmq_table_protected(sch), &st);
+	softmq_table_stats(softmq_table_protected(sch), st);
 	draining = READ_ONCE(q->draining);
 	if (draining) {
-		softmq_table_stats(draining, &st);
-		st.draining = 1;
+		softmq_table_stats(draining, st);
+		st->draining = 1;
 	}
-	st.old_flows_len = st.active_rings - min(st.new_flows_len,
-						 st.active_rings);
-	st.codel_drops = READ_ONCE(q->codel_drops);
+	st->old_flows_len = st->active_rings - min(st->new_flows_len,
+						   st->active_rings);
+	st->drop_codel = READ_ONCE(q->codel_drops);
 	/* Written by the consumer (marked writes from 7.x on). */
-	st.maxpacket = READ_ONCE(q->cstats.maxpacket);
-	st.ecn_mark = READ_ONCE(q->cstats.ecn_mark);
-	st.ce_mark = READ_ONCE(q->cstats.ce_mark);
-	st.new_flow_count = READ_ONCE(q->new_flow_count);
-	st.busy_skips = READ_ONCE(q->busy_skips);
-	st.ring_hiwat = READ_ONCE(q->ring_hiwat);
-	st.reconfigs = READ_ONCE(q->reconfigs);
+	st->maxpacket = READ_ONCE(q->cstats.maxpacket);
+	st->ecn_mark = READ_ONCE(q->cstats.ecn_mark);
+	st->ce_mark = READ_ONCE(q->cstats.ce_mark);
+	st->new_flow_count = READ_ONCE(q->new_flow_count);
+	st->busy_skips = READ_ONCE(q->busy_skips);
+	st->ring_hiwat = READ_ONCE(q->ring_hiwat);
+	st->reconfigs = READ_ONCE(q->reconfigs);
 
 	/* Every packet the core counted that we never dequeued was bypassed. */
 	gnet_stats_basic_sync_init(&bstats);
@@ -1795,9 +1818,9 @@ static int softmq_dump_stats(struct Qdisc *sch, struct gnet_dump *d)
 	gnet_stats_basic_sync_init(&deq);
 	gnet_stats_add_basic(&deq, NULL, &q->dequeued, false);
 	dequeued = u64_stats_read(&deq.packets);
-	st.bypassed = sent > dequeued ? sent - dequeued : 0;
+	st->bypassed = sent > dequeued ? sent - dequeued : 0;
 
-	return gnet_stats_copy_app(d, &st, sizeof(st));
+	return gnet_stats_copy_app(d, &xstats, sizeof(xstats));
 }
 
 /*
@@ -1845,7 +1868,8 @@ static int softmq_dump_class_stats(struct Qdisc *sch, unsigned long cl,
 				   struct gnet_dump *d)
 {
 	struct softmq_table *t = softmq_table_protected(sch);
-	struct tc_softmq_class_xstats xstats = { 0 };
+	struct tc_softmq_xstats xstats = { .type = TCA_SOFTMQ_XSTATS_CLASS };
+	struct tc_softmq_cl_stats *st = &xstats.class_stats;
 	struct gnet_stats_queue qs = { 0 };
 	struct codel_vars *vars;
 	struct softmq_ring *ring;
@@ -1858,20 +1882,20 @@ static int softmq_dump_class_stats(struct Qdisc *sch, unsigned long cl,
 
 	qs.qlen = softmq_ring_len(ring);
 	qs.backlog = min_t(unsigned long, softmq_ring_backlog(ring), U32_MAX);
-	xstats.band = band;
-	xstats.index = idx;
-	xstats.deficit = clamp_t(long, READ_ONCE(ring->credit), S32_MIN, S32_MAX);
-	xstats.ldelay = codel_time_to_us(READ_ONCE(vars->ldelay));
-	xstats.count = READ_ONCE(vars->count);
-	xstats.lastcount = READ_ONCE(vars->lastcount);
-	xstats.dropping = READ_ONCE(vars->dropping);
-	if (xstats.dropping) {
+	st->band = band;
+	st->index = idx;
+	st->deficit = clamp_t(long, READ_ONCE(ring->credit), S32_MIN, S32_MAX);
+	st->ldelay = codel_time_to_us(READ_ONCE(vars->ldelay));
+	st->count = READ_ONCE(vars->count);
+	st->lastcount = READ_ONCE(vars->lastcount);
+	st->dropping = READ_ONCE(vars->dropping);
+	if (st->dropping) {
 		codel_tdiff_t delta = READ_ONCE(vars->drop_next) - codel_get_time();
 
-		xstats.drop_next = delta < 0 ? -codel_time_to_us(-delta) :
+		st->drop_next = delta < 0 ? -codel_time_to_us(-delta) :
 					       codel_time_to_us(delta);
 	}
-	xstats.new_flow = READ_ONCE(t->new_idx[band]) == idx;
+	st->new_flow = READ_ONCE(t->new_idx[band]) == idx;
 
 	if (gnet_stats_copy_queue(d, NULL, &qs, qs.qlen) < 0)
 		return -1;

@@ -237,7 +237,7 @@ static int softmq_print_copt(const struct qdisc_util *qu __maybe_unused,
 }
 
 /* One ring (tc -s class show), as fq_codel prints a flow. */
-static void print_class_xstats(const struct tc_softmq_class_xstats *cs)
+static void print_class_xstats(const struct tc_softmq_cl_stats *cs)
 {
 	SPRINT_BUF(b);
 
@@ -262,59 +262,61 @@ static void print_class_xstats(const struct tc_softmq_class_xstats *cs)
 		print_bool(PRINT_ANY, "new_flow", " new_flow", true);
 }
 
+static void print_qdisc_xstats(const struct tc_softmq_qd_stats *st)
+{
+#define U64(field, sep) print_u64(PRINT_ANY, #field, sep #field " %llu", st->field)
+#define U32(field, sep) print_uint(PRINT_ANY, #field, sep #field " %u", st->field)
+	U64(drop_overlimit, "  ");
+	U64(drop_overmemory, " ");
+	U64(drop_nomem, " ");
+	U64(drop_codel, " ");
+	/* tc's name for fq_codel's memory_usage */
+	print_u64(PRINT_ANY, "memory_used", " memory_used %llu", st->memory_usage);
+	print_nl();
+	U64(spilled, "  ");
+	U64(bypassed, " ");
+	U64(ring_wakeups, " ");
+	U64(push_retries, " ");
+	U64(busy_skips, " ");
+	U64(reconfigs, " ");
+	print_nl();
+	U32(maxpacket, "  ");
+	U32(ecn_mark, " ");
+	U32(ce_mark, " ");
+	U32(new_flow_count, " ");
+	U32(new_flows_len, " ");
+	U32(old_flows_len, " ");
+	print_nl();
+	U32(active_rings, "  ");
+	U32(allocated_rings, " ");
+	U32(ring_hiwat, " ");
+	U32(draining, " ");
+#undef U64
+#undef U32
+}
+
 /*
- * tc calls this for the qdisc's xstats and for each class's: a block the
- * size of struct tc_softmq_class_xstats is a ring's.  A shorter qdisc
- * block (a module built from an older header) reads as zeros past its
- * end, as tc does for fq_codel; a longer one is cut.
+ * tc calls this for the qdisc's xstats and for each class's, told apart
+ * by their type.  A shorter block (a module built from an older header)
+ * reads as zeros past its end, as tc does for fq_codel; a longer one is
+ * cut.
  */
 static int softmq_print_xstats(const struct qdisc_util *qu __maybe_unused,
 			       FILE *f __maybe_unused, struct rtattr *xstats)
 {
-	struct tc_softmq_class_xstats cs;
 	struct tc_softmq_xstats st = { 0 };
 	size_t len;
 
 	if (!xstats)
 		return 0;
 	len = RTA_PAYLOAD(xstats);
-	if (len == sizeof(cs)) {
-		memcpy(&cs, RTA_DATA(xstats), sizeof(cs));
-		print_class_xstats(&cs);
-		return 0;
-	}
+	if (len < sizeof(st.type))
+		return -1;
 	memcpy(&st, RTA_DATA(xstats), len < sizeof(st) ? len : sizeof(st));
-
-#define U64(field, sep) print_u64(PRINT_ANY, #field, sep #field " %llu", st.field)
-#define U32(field, sep) print_uint(PRINT_ANY, #field, sep #field " %u", st.field)
-	U64(drops_ring_full, "  ");
-	U64(drops_nomem, " ");
-	U64(push_retries, " ");
-	U64(ring_wakeups, " ");
-	U64(busy_skips, " ");
-	U64(bypassed, " ");
-	print_nl();
-	U32(active_rings, "  ");
-	U32(allocated_rings, " ");
-	U32(ring_hiwat, " ");
-	U32(draining, " ");
-	U64(reconfigs, " ");
-	print_nl();
-	U64(drop_overlimit, "  ");
-	U64(drop_overmemory, " ");
-	U64(memory_usage, " ");
-	print_nl();
-	U64(codel_drops, "  ");
-	U32(maxpacket, " ");
-	U32(ecn_mark, " ");
-	U32(ce_mark, " ");
-	U32(new_flow_count, " ");
-	print_nl();
-	U32(new_flows_len, "  ");
-	U32(old_flows_len, " ");
-	U64(spilled, " ");
-#undef U64
-#undef U32
+	if (st.type == TCA_SOFTMQ_XSTATS_QDISC)
+		print_qdisc_xstats(&st.qdisc_stats);
+	else if (st.type == TCA_SOFTMQ_XSTATS_CLASS)
+		print_class_xstats(&st.class_stats);
 	return 0;
 }
 

@@ -38,72 +38,53 @@ enum softmq_key {
 
 #define SOFTMQ_KEY_MAX	(__SOFTMQ_KEY_MAX - 1)
 
-/* Limits, enforced by the kernel's nla_policy and mirrored by tc. */
-#define SOFTMQ_FLOWS_MIN	1U
-#define SOFTMQ_FLOWS_MAX	65536U
-#define SOFTMQ_FLOWS_DEFAULT	1024U
-#define SOFTMQ_DEPTH_MIN	1U
-#define SOFTMQ_DEPTH_MAX	4096U
-#define SOFTMQ_DEPTH_DEFAULT	64U
-#define SOFTMQ_QUANTUM_MIN	64U
-#define SOFTMQ_QUANTUM_MAX	(1U << 20)
-#define SOFTMQ_BANDS_DEFAULT	3U
 /*
- * limit and memory_limit: fq_codel's defaults for an instance that serves a
- * whole device; an instance under a multiqueue parent (mq: one per TX queue)
- * gets them divided by the number of TX queues, but never less than the
- * _QUEUE_MIN values (64 queues: 64 x 4 MiB = 256 MiB, not 64 x 32 MiB).
+ * The largest values the kernel takes.  Its defaults and minima are not
+ * ABI: it refuses what is out of range with an extack message, and dumps
+ * what it runs with.
  */
-#define SOFTMQ_LIMIT_MIN		1U
+#define SOFTMQ_FLOWS_MAX		65536U
+#define SOFTMQ_DEPTH_MAX		4096U
+#define SOFTMQ_QUANTUM_MAX		(1U << 20)
 #define SOFTMQ_LIMIT_MAX		(1U << 24)
-#define SOFTMQ_LIMIT_DEFAULT		10240U
-#define SOFTMQ_LIMIT_QUEUE_MIN		1024U
-#define SOFTMQ_MEMORY_LIMIT_MIN		4096U
 #define SOFTMQ_MEMORY_LIMIT_MAX		(1U << 31)
-#define SOFTMQ_MEMORY_LIMIT_DEFAULT	(32U << 20)
-#define SOFTMQ_MEMORY_LIMIT_QUEUE_MIN	(4U << 20)
-/*
- * CoDel per ring, with fq_codel's defaults: target 5 ms, interval 100 ms,
- * ECN on, no ce_threshold.  Times are microseconds, as fq_codel's are.
- */
-#define SOFTMQ_TARGET_DEFAULT		5000U
-#define SOFTMQ_INTERVAL_DEFAULT		100000U
-#define SOFTMQ_CODEL_TIME_MIN		1U
-#define SOFTMQ_CODEL_TIME_MAX		60000000U	/* 60 s */
+#define SOFTMQ_CODEL_TIME_MAX		60000000U	/* 60 s, in us */
+/* TCA_SOFTMQ_CE_THRESHOLD: no CE marking on a sojourn threshold. */
 #define SOFTMQ_CE_THRESHOLD_OFF		0xffffffffU
-/* Worst-case memory one instance may commit (all rings allocated). */
-#define SOFTMQ_MEM_CAP		(128U << 20)
 
-struct tc_softmq_xstats {
-	__u64	drops_ring_full;	/* 0: a full ring spills (see spilled) */
-	__u64	drops_nomem;		/* ring allocation failed (GFP_ATOMIC) */
-	__u64	push_retries;		/* lost compare-and-swap races on a ring */
-	__u64	ring_wakeups;		/* empty -> non-empty ring transitions */
-	__u64	busy_skips;		/* dequeue passed a ring with a push in flight */
-	__u64	bypassed;		/* sent without queueing (TCQ_F_CAN_BYPASS) */
-	__u32	active_rings;		/* rings marked as holding packets */
-	__u32	allocated_rings;	/* rings allocated so far (lazily) */
-	__u32	ring_hiwat;		/* highest ring occupancy seen, packets */
-	__u32	draining;		/* 1 while an old geometry is still drained */
-	__u64	reconfigs;		/* geometry changes applied */
+enum {
+	TCA_SOFTMQ_XSTATS_QDISC,
+	TCA_SOFTMQ_XSTATS_CLASS,
+};
+
+struct tc_softmq_qd_stats {
+	/* Packets dropped, each also counted in the qdisc's drops. */
 	__u64	drop_overlimit;		/* refused: limit reached */
 	__u64	drop_overmemory;	/* refused: memory_limit reached */
+	__u64	drop_nomem;		/* refused: no memory for a new ring */
+	__u64	drop_codel;		/* dropped at dequeue by CoDel */
 	__u64	memory_usage;		/* skb truesize queued now, bytes */
-	__u64	codel_drops;		/* dropped at dequeue by CoDel */
+	/* Which way packets went. */
+	__u64	spilled;		/* queued beyond a full ring's slots */
+	__u64	bypassed;		/* sent without queueing (TCQ_F_CAN_BYPASS) */
+	__u64	ring_wakeups;		/* idle -> marked ring transitions */
+	__u64	push_retries;		/* lost compare-and-swap races on a ring */
+	__u64	busy_skips;		/* dequeue passed a ring with a push in flight */
+	__u64	reconfigs;		/* geometry changes applied */
 	__u32	maxpacket;		/* largest packet CoDel has seen, bytes */
 	__u32	ecn_mark;		/* CE-marked by CoDel instead of dropped */
 	__u32	ce_mark;		/* CE-marked above ce_threshold */
 	__u32	new_flow_count;		/* rings served first after waking (sparse) */
 	__u32	new_flows_len;		/* rings being served as new now */
 	__u32	old_flows_len;		/* other rings holding packets now */
-	__u64	spilled;		/* queued beyond a full ring's slots */
+	__u32	active_rings;		/* rings marked as holding packets */
+	__u32	allocated_rings;	/* rings allocated so far (lazily) */
+	__u32	ring_hiwat;		/* most packets seen in one ring */
+	__u32	draining;		/* 1 while an old geometry is still drained */
 };
 
-/*
- * Per-ring statistics (tc -s class show): class minor = band * rings per
- * band + index + 1.  Its size tells it from struct tc_softmq_xstats.
- */
-struct tc_softmq_class_xstats {
+/* One ring: tc -s class show, class minor = band * rings per band + index + 1. */
+struct tc_softmq_cl_stats {
 	__u32	band;
 	__u32	index;		/* ring within the band (flow hash slot, or CPU) */
 	__s32	deficit;	/* DRR credit left, bytes */
@@ -113,7 +94,15 @@ struct tc_softmq_class_xstats {
 	__u32	dropping;	/* CoDel: 1 while in dropping state */
 	__s32	drop_next;	/* CoDel: next drop/mark due in, us (if dropping) */
 	__u32	new_flow;	/* 1 while served as a new (sparse) flow */
+};
+
+struct tc_softmq_xstats {
+	__u32	type;		/* TCA_SOFTMQ_XSTATS_* */
 	__u32	pad;
+	union {
+		struct tc_softmq_qd_stats qdisc_stats;
+		struct tc_softmq_cl_stats class_stats;
+	};
 };
 
 #endif /* _UAPI_SOFTMQ_H */

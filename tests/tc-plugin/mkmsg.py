@@ -7,7 +7,7 @@
 Each qdisc below is what the softmq module dumps (TCA_KIND, TCA_OPTIONS,
 TCA_STATS2 with TCA_STATS_APP = struct tc_softmq_xstats, and the legacy
 TCA_XSTATS copy); each class (RTM_NEWTCLASS, one per active ring) carries
-struct tc_softmq_class_xstats the same way.  The expected values are in
+struct tc_softmq_xstats (type TCA_SOFTMQ_XSTATS_CLASS) the same way.  The expected values are in
 EXPECT and CLASSES (imported by run_tests.py).  Attribute numbers and both
 xstats layouts come from include/uapi/softmq.h, read by the tests' netlink
 and uapi module tests/vm/lib/smq.py (as are the netlink constants and the
@@ -32,6 +32,13 @@ ATTRS = {'TCA_SOFTMQ_' + n.upper(): v for n, v in _attrs.items()}
 UNKNOWN_ATTR = max(_attrs.values()) + 2
 XFIELDS = [(s + b, n) for s, b, n in _xfields]
 CFIELDS = [(s + b, n) for s, b, n in read_class_fields()]
+# struct tc_softmq_xstats' type (TCA_SOFTMQ_XSTATS_QDISC, _CLASS)
+XTYPE_QDISC, XTYPE_CLASS = 0, 1
+# The qdisc counters as tc prints them, in the uapi's order: the header's
+# type and pad are not printed, memory_usage is tc's memory_used (as for
+# fq_codel).
+PRINTED = {n: ('memory_used' if n == 'memory_usage' else n)
+           for _, n in XFIELDS if n not in ('type', 'pad')}
 XFMT = fields_fmt(_xfields)
 XSIZE = struct.calcsize(XFMT)
 CFMT = fields_fmt(read_class_fields())
@@ -54,7 +61,9 @@ def stats_attrs(app, drops=0):
 
 
 def tclass(ifindex, handle, minor, cx, empty_opts=False):
+    cx = dict(cx, type=XTYPE_CLASS)
     x = struct.pack(CFMT, *[cx.get(n, 0) for _, n in CFIELDS])
+    x += bytes(XSIZE - len(x))          # the union's size, as the kernel's
     attrs = rta(TCA_KIND, b'softmq\0')
     if empty_opts:
         attrs += rta(TCA_OPTIONS | NLA_F_NESTED, b'')
@@ -76,7 +85,7 @@ def qdisc(ifindex, handle, opts, xstats, xlen=None, extra_opts=b''):
     if xlen is not None:
         x = x[:xlen]
     attrs = (rta(TCA_KIND, b'softmq\0') + rta(TCA_OPTIONS | NLA_F_NESTED, o) +
-             stats_attrs(x, xstats.get('drops_ring_full', 0)))
+             stats_attrs(x, xstats.get('drop_overlimit', 0)))
     tcm = struct.pack('=BxHiIII', 0, 0, ifindex, handle, TC_H_ROOT, 2)
     body = tcm + attrs
     return struct.pack('=IHHII', 16 + len(body), RTM_NEWQDISC, 0, 0, 0) + body
@@ -84,22 +93,22 @@ def qdisc(ifindex, handle, opts, xstats, xlen=None, extra_opts=b''):
 
 # What the messages hold, and so what tc must print.
 FULL_X = {n: 0 for _, n in XFIELDS}
-FULL_X.update(drops_ring_full=5, drops_nomem=1, push_retries=17,
+FULL_X.update(drop_nomem=1, push_retries=17,
               ring_wakeups=42, busy_skips=3, bypassed=(1 << 32) + 7,
               active_rings=2, allocated_rings=7, ring_hiwat=31, draining=1,
               reconfigs=(1 << 40), drop_overlimit=11,
               drop_overmemory=(1 << 33), memory_usage=123456)
 CPU_X = {n: 0 for _, n in XFIELDS}
-CPU_X.update(drops_ring_full=9, push_retries=1, ring_wakeups=2)
-# A block cut after the first six u64 counters: the rest must read as 0.
+CPU_X.update(drop_overlimit=9, drop_nomem=1, memory_usage=2, spilled=4)
+# A block cut after the header and its first five u64 counters (a module
+# built from an older header): the rest must read as 0.
 SHORT_LEN = 48
-# The block of a module from before CoDel (up to memory_usage).
-OLD_LEN = 96
+SHORT_FIELDS = 7
 OLD_X = {n: 0 for _, n in XFIELDS}
-OLD_X.update(drops_ring_full=1, push_retries=2, ring_wakeups=3,
+OLD_X.update(push_retries=2, ring_wakeups=3,
              allocated_rings=4, reconfigs=5, drop_overlimit=6,
              drop_overmemory=7, memory_usage=8)
-FULL_X.update(codel_drops=(1 << 35) + 3, maxpacket=1514, ecn_mark=77,
+FULL_X.update(drop_codel=(1 << 35) + 3, maxpacket=1514, ecn_mark=77,
               ce_mark=(1 << 32) - 1, new_flow_count=999, new_flows_len=2,
               old_flows_len=5, spilled=(1 << 36) + 9)
 CODEL_DEFAULTS = dict(codel=1, target=5000, interval=100000, ecn=1)
@@ -111,7 +120,7 @@ EXPECT = [
          xstats=FULL_X),
     dict(handle='2:', opts=dict(flows=8, depth=4096, quantum=65536, bands=1,
                                 key='cpu', limit=1, memory_limit=4097),
-         xstats={n: (CPU_X[n] if i < 6 else 0)
+         xstats={n: (CPU_X[n] if i < SHORT_FIELDS else 0)
                  for i, (_, n) in enumerate(XFIELDS)}),
     # A key this plugin does not know (a newer module): printed as a number.
     # AQM off, no ecn, odd times, ce_threshold 0.
@@ -120,10 +129,10 @@ EXPECT = [
                                 codel=0, target=1500, interval=1000000,
                                 ecn=0, ce_threshold=0),
          xstats={n: 0 for _, n in XFIELDS}),
-    # A module from before CoDel: no CoDel attributes, 96-byte xstats.
+    # A module from before CoDel: no CoDel attributes.
     dict(handle='4:', opts=dict(flows=64, depth=32, quantum=1514, bands=3,
                                 key='flow', limit=100, memory_limit=4 << 20),
-         xstats=OLD_X, xlen=OLD_LEN),
+         xstats=OLD_X),
     # The extremes; ce_threshold set; a later attribute the plugin does
     # not know.
     dict(handle='5:', opts=dict(flows=1024, depth=64, quantum=1514, bands=1,

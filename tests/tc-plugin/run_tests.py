@@ -502,10 +502,11 @@ def expected_text(e, stats):
     lines = [line]
     if stats:
         x = e['xstats']
-        names = [n for _, n in mkmsg.XFIELDS]
-        for part in (names[:6], names[6:11], names[11:14], names[14:19],
-                     names[19:]):
-            lines.append('  ' + ' '.join('%s %d' % (n, x[n]) for n in part))
+        names = list(mkmsg.PRINTED)
+        # one line each: drops and memory, paths, CoDel and new flows, rings
+        for part in (names[:5], names[5:11], names[11:17], names[17:]):
+            lines.append('  ' + ' '.join('%s %d' % (mkmsg.PRINTED[n], x[n])
+                                         for n in part))
     return lines
 
 
@@ -529,7 +530,8 @@ def expected_json_opts(e):
 
 
 def check_print(tc, dump):
-    names = [n for _, n in mkmsg.XFIELDS]
+    names = list(mkmsg.PRINTED)
+    keys = [mkmsg.PRINTED[n] for n in names]
     for stats in (False, True):
         args = (['-s'] if stats else []) + ['qdisc', 'show']
         rc, out, err, sent = tc.run(args, dump=dump)
@@ -548,7 +550,7 @@ def check_print(tc, dump):
                 for w in want[1:]:
                     if w not in got:
                         why.append('missing xstats line: ' + w)
-            elif any('drops_ring_full' in t for t in text):
+            elif any('drop_overlimit' in t for t in text):
                 why.append('xstats printed without -s')
         result(not why, '%s tc %s prints options%s in synopsis order' %
                (tc.label, ' '.join(args), ' and xstats' if stats else ''),
@@ -582,15 +584,15 @@ def check_print(tc, dump):
                 if o.get(k) != want or type(o.get(k)) is not type(want):
                     why.append('options.%s = %r, expected %r' %
                                (k, o.get(k), want))
-            present = [n for n in names if n in q]
+            present = [k for k in keys if k in q]
             keysets.add(tuple(present))
             if stats:
-                if present != names:
-                    why.append('xstats keys %s, expected %s' % (present, names))
-                for n in names:
-                    if q.get(n) != e['xstats'][n]:
+                if present != keys:
+                    why.append('xstats keys %s, expected %s' % (present, keys))
+                for n, k in zip(names, keys):
+                    if q.get(k) != e['xstats'][n]:
                         why.append('%s = %r, expected %r' %
-                                   (n, q.get(n), e['xstats'][n]))
+                                   (k, q.get(k), e['xstats'][n]))
             elif present:
                 why.append('xstats printed without -s: %s' % present)
         if len(keysets) > 1:
@@ -619,7 +621,7 @@ def check_class(tc, cdump):
         lines = [t.rstrip() for t in b[0].splitlines()]
         if line not in lines:
             why.append('class 1:%x: missing xstats line %r' % (minor, line))
-        if any('drops_ring_full' in t for t in lines):
+        if any('drop_overlimit' in t for t in lines):
             why.append('class 1:%x printed as qdisc xstats' % minor)
     if 'cannot parse' in out + err:
         why.append('an empty TCA_OPTIONS is not accepted: ' + err)
@@ -637,7 +639,8 @@ def check_class(tc, cdump):
     # every field but pad, in the order the text has them (fq_codel's)
     names = ['band', 'index', 'deficit', 'count', 'lastcount', 'ldelay',
              'dropping', 'drop_next', 'new_flow']
-    if sorted(names) != sorted(n for _, n in mkmsg.CFIELDS if n != 'pad'):
+    if sorted(names) != sorted(n for _, n in mkmsg.CFIELDS
+                               if n not in ('type', 'pad')):
         result(False, 'class xstats fields known to the test',
                'uapi has %s' % [n for _, n in mkmsg.CFIELDS])
     for flags in (['-j', '-s'], ['-j', '-p', '-s']):
@@ -713,10 +716,10 @@ def check_man():
     missing = [s for s in ('NAME', 'SYNOPSIS', 'DESCRIPTION', 'PARAMETERS',
                            'EXAMPLES', 'STATISTICS', 'SEE ALSO', 'AUTHORS')
                if not re.search(r'^\.SH "?%s"?\s*$' % s, text, re.M)]
-    missing += [n for _, n in mkmsg.XFIELDS if n not in text]
+    missing += [k for k in mkmsg.PRINTED.values() if k not in text]
     result(not missing, 'man page has every section and explains every xstat',
            'missing: %s' % missing)
-    missing = [n for _, n in mkmsg.CFIELDS if n != 'pad' and n not in text]
+    missing = [n for _, n in mkmsg.CFIELDS if n not in ('type', 'pad') and n not in text]
     missing += [w for w in ('nocodel', 'noecn', 'target', 'interval',
                             'ce_threshold', 'class show', 'CODEL', '5ms',
                             '100ms', 'new_flow', 'drop_next')

@@ -27,9 +27,9 @@
 #                  skbs: exact in packets when there is no GSO.  It must
 #                  also equal what the senders handed over (python ok +
 #                  ENOBUFS, via IP_RECVERR; pktgen sofar + errors);
-#                    dropped == ENOBUFS + pktgen errors + codel_drops
-#                            == xstats drops_ring_full + drops_nomem +
-#                            drop_overlimit + drop_overmemory + codel_drops
+#                    dropped == ENOBUFS + pktgen errors + drop_codel
+#                            == xstats drop_nomem + drop_overlimit +
+#                            drop_overmemory + drop_codel
 #                  (CoDel drops at dequeue, after the senders were told
 #                  their packet was taken)
 #                  and the tap saw exactly `sent` of our packets when the
@@ -83,12 +83,12 @@ TCP_SD_PPS=${SOFTMQ_TCP_SD_PPS:-10000}
 # (veth0) against the independent ones, once it has drained.
 identity_check() {
 	local name=$1 enq=$2 senq=$3 sdrops=$4 sel=${5:-root} dev=${6:-veth0}
-	local pk dr ql rf nm cd ol om why=""
+	local pk dr ql nm cd ol om why=""
 	if ! wait_backlog_zero ina $dev "$sel" 5; then
 		why="backlog never drained: $(ina $SMQ get $dev "$sel" stats.qlen stats.backlog) (stuck packets?)"
 	fi
-	read -r pk dr ql rf nm cd ol om <<< "$(ina $SMQ get $dev "$sel" stats.packets stats.drops stats.qlen \
-		xstats.drops_ring_full xstats.drops_nomem xstats.codel_drops \
+	read -r pk dr ql nm cd ol om <<< "$(ina $SMQ get $dev "$sel" stats.packets stats.drops stats.qlen \
+		xstats.drop_nomem xstats.drop_codel \
 		xstats.drop_overlimit xstats.drop_overmemory)"
 	[ $((pk + dr + ql)) -eq "$enq" ] ||
 		why="$why; sent $pk + dropped $dr + backlog $ql = $((pk + dr + ql)) != enqueued $enq"
@@ -96,8 +96,8 @@ identity_check() {
 		why="$why; senders handed over $senq != enqueued (clsact) $enq"
 	[ "$sdrops" = - ] || [ "$dr" -eq $((sdrops + cd)) ] ||
 		why="$why; qdisc drops $dr != drops seen by the senders $sdrops + codel $cd"
-	[ "$dr" -eq $((rf + nm + ol + om + cd)) ] ||
-		why="$why; qdisc drops $dr != xstats ring_full $rf + nomem $nm + overlimit $ol + overmemory $om + codel $cd"
+	[ "$dr" -eq $((nm + ol + om + cd)) ] ||
+		why="$why; qdisc drops $dr != xstats nomem $nm + overlimit $ol + overmemory $om + codel $cd"
 	rings_used ina $dev ||
 		why="$why; the rings carried too little ($RINGS_NOTE): the identity was not tested under queueing"
 	if [ -n "$why" ]; then fail "$name" "${why#; }"

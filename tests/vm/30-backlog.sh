@@ -19,9 +19,9 @@
 #                    on >= 500 packets as the bands 3 cases are
 #   spill-<key>      one ring (flows 1 / a pinned CPU) of depth 16, limit
 #                    2000, blasted: it spills (spilled > 0, ring_hiwat >
-#                    16), drops_ring_full stays 0, drop_overlimit +
-#                    drop_overmemory + drops_nomem == ENOBUFS at the
-#                    senders, qdisc drops == those + codel_drops (CoDel at
+#                    16), drop_overlimit +
+#                    drop_overmemory + drop_nomem == ENOBUFS at the
+#                    senders, qdisc drops == those + drop_codel (CoDel at
 #                    dequeue, not seen by senders), enqueued (clsact) ==
 #                    sent + dropped + backlog once drained
 #   burst-<mode>-<key>-codel<0|1>  one flow's back-to-back burst of 800
@@ -239,15 +239,14 @@ spill() {
 		$INA $FLOWS send --dst $IP_D --flows 4 --procs 2 --cpus "$cpus" --duration 1.5 \
 			--size 1000 > "$res.send.json"
 		wait_backlog_zero ina sd0 root 5
-		local ok nob enq pk dr ql rf nm cd hw sp ol om why=""
+		local ok nob enq pk dr ql nm cd hw sp ol om why=""
 		ok=$(jqv "$res.send.json" .ok); nob=$(jqv "$res.send.json" .enobufs)
 		enq=$(egress_count ina sd0)
-		read -r pk dr ql rf nm cd hw sp ol om <<< "$(ina $SMQ get sd0 stats.packets stats.drops stats.qlen \
-			xstats.drops_ring_full xstats.drops_nomem xstats.codel_drops xstats.ring_hiwat \
+		read -r pk dr ql nm cd hw sp ol om <<< "$(ina $SMQ get sd0 stats.packets stats.drops stats.qlen \
+			xstats.drop_nomem xstats.drop_codel xstats.ring_hiwat \
 			xstats.spilled xstats.drop_overlimit xstats.drop_overmemory)"
 		[ "$sp" -gt 0 ] || why="$why; nothing spilled although $ok packets were blasted at one 16-slot ring"
 		[ "$hw" -gt 16 ] || why="$why; ring_hiwat $hw: the ring never held more than its 16 slots"
-		[ "$rf" -eq 0 ] || why="$why; drops_ring_full $rf: a full ring refused packets"
 		[ "$dr" -eq $((ol + om + nm + cd)) ] || why="$why; qdisc drops $dr != overlimit $ol + overmemory $om + nomem $nm + codel $cd"
 		[ $((ol + om + nm)) -eq "$nob" ] || why="$why; overlimit $ol + overmemory $om + nomem $nm != ENOBUFS at the senders $nob"
 		[ $((pk + dr + ql)) -eq "$enq" ] || why="$why; sent $pk + dropped $dr + backlog $ql != enqueued $enq"
@@ -265,7 +264,7 @@ spill() {
 # fast slowdev (locked mode), or root, as the root of a slowdev sending
 # 1250 pps (10 Mbit/s of these frames; NOLOCK).  About 0.65 s of queue.
 # Every frame must be admitted (no drop_overlimit, drop_overmemory,
-# drops_ring_full, drops_nomem; pktgen saw no error), the ring must have
+# drop_nomem; pktgen saw no error), the ring must have
 # spilled and held more than its slots, and once drained every frame was
 # sent or dropped by CoDel at dequeue.
 BURST=800
@@ -292,19 +291,19 @@ burst_case() {
 		[ "$ql" = 0 ] && break
 		sleep 0.1
 	done
-	local pgs pge pk dr rf nm cd hw sp ol om
+	local pgs pge pk dr nm cd hw sp ol om
 	read -r pgs pge <<< "$(pg_stats ina sd0)"
-	read -r pk dr rf nm cd hw sp ol om <<< "$(ina $SMQ get sd0 $sel stats.packets stats.drops \
-		xstats.drops_ring_full xstats.drops_nomem xstats.codel_drops xstats.ring_hiwat \
+	read -r pk dr nm cd hw sp ol om <<< "$(ina $SMQ get sd0 $sel stats.packets stats.drops \
+		xstats.drop_nomem xstats.drop_codel xstats.ring_hiwat \
 		xstats.spilled xstats.drop_overlimit xstats.drop_overmemory)"
 	pg_clear ina
 	[ "$ql" = 0 ] || why="$why; backlog $ql after 10 s"
-	[ $((ol + om + rf + nm)) -eq 0 ] ||
-		why="$why; refused: overlimit $ol overmemory $om ring_full $rf nomem $nm"
+	[ $((ol + om + nm)) -eq 0 ] ||
+		why="$why; refused: overlimit $ol overmemory $om nomem $nm"
 	[ "$pgs" -eq $BURST ] && [ "$pge" -eq 0 ] || why="$why; pktgen sent $pgs with $pge errors"
 	[ "$sp" -gt 0 ] && [ "$hw" -gt 64 ] ||
 		why="$why; spilled $sp, ring_hiwat $hw: the burst never queued beyond the ring's 64 slots"
-	[ "$dr" -eq "$cd" ] || why="$why; drops $dr != codel_drops $cd"
+	[ "$dr" -eq "$cd" ] || why="$why; drops $dr != drop_codel $cd"
 	# sd0 may also send the odd IPv6 packet of its own
 	[ $((pk + cd)) -ge $BURST ] && [ $((pk + cd)) -le $((BURST + 8)) ] ||
 		why="$why; sent $pk + CoDel drops $cd is not the burst of $BURST"

@@ -179,21 +179,20 @@ defaults_parents() {
 # check_flood NAME OUT LIMIT SENDER_JSON...: the common checks
 check_flood() {
 	local name=$1 out=$2 lim=$3; shift 3
-	local why="" pk dr ql ol rf enq peak j sent=0
+	local why="" pk dr ql ol enq peak j sent=0
 	wait_backlog_zero ina sd0 root 30 || why="$why; backlog not drained in 30 s"
-	read -r pk dr ql ol rf <<< "$(ina $SMQ get sd0 stats.packets stats.drops stats.qlen \
-		xstats.drop_overlimit xstats.drops_ring_full)"
+	read -r pk dr ql ol <<< "$(ina $SMQ get sd0 stats.packets stats.drops stats.qlen \
+		xstats.drop_overlimit)"
 	enq=$(egress_count ina sd0)
 	peak=$(awk '{ print $4 }' "$out.peak")
 	for j in "$@"; do sent=$((sent + $(handed "$j"))); done
-	note "$name: peak backlog $peak (limit $lim, bound $(bound "$lim")), peak memory_usage $(awk '{ print $5 }' "$out.peak") (memory_limit $(ina $SMQ get sd0 options.memory_limit)), drop_overlimit $ol, ring_full $rf, sent $pk dropped $dr of $enq; samples $(awk '{ print $3 }' "$out.peak")"
+	note "$name: peak backlog $peak (limit $lim, bound $(bound "$lim")), peak memory_usage $(awk '{ print $5 }' "$out.peak") (memory_limit $(ina $SMQ get sd0 options.memory_limit)), drop_overlimit $ol, sent $pk dropped $dr of $enq; samples $(awk '{ print $3 }' "$out.peak")"
 	[ -n "$peak" ] || { fail "$name" "no peak samples: $(cat "$out.peak")"; return 1; }
 	[ "$peak" -le "$(bound "$lim")" ] || why="$why; peak backlog $peak > bound $(bound "$lim")"
 	# drop_overlimit counts only while the count is at the limit: proof
 	# that the flood reached it (the sampled peak may miss the top on a
 	# slow kernel, where one sample takes tens of ms)
 	[ "$ol" -gt 0 ] || why="$why; no drop_overlimit: the flood never reached the limit"
-	[ "$rf" = 0 ] || why="$why; drops_ring_full $rf: the rings, not the limit, bounded the backlog"
 	[ $((pk + dr + ql)) -eq "$enq" ] || why="$why; sent $pk + dropped $dr + backlog $ql != enqueued $enq"
 	[ "$sent" -eq "$enq" ] || why="$why; senders handed over $sent != enqueued $enq"
 	for j in "$@"; do

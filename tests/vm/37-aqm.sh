@@ -28,7 +28,7 @@
 #            new_flow with a credit below a quantum (new-flow).
 #            After the drain: no flow reordered on the transmit tap,
 #            sent + dropped + backlog == enqueued (clsact), and CoDel
-#            dropped from the flood's standing queues (codel_drops > 0,
+#            dropped from the flood's standing queues (drop_codel > 0,
 #            counted in the qdisc's drops); maxpacket is the flood's 242
 #   drops    depth 16, limit 64, memory_limit 100000, CoDel target 1 ms
 #            interval 10 ms on sd0: three blasts spill (no ring-full
@@ -40,7 +40,7 @@
 #            4 iperf3 TCP flows for 9 s with tcp_ecn=1 on the sender:
 #            ecn_mark > 0, no CoDel drop, CE-marked packets on veth0's
 #            transmit tap; ce_threshold 1 ms for the last 2 s: ce_mark 0
-#            before, > 0 after (ce-threshold); with tcp_ecn=0: codel_drops
+#            before, > 0 after (ce-threshold); with tcp_ecn=0: drop_codel
 #            > 0, no ecn_mark, no CE on the tap, judged only on a capture
 #            that lost nothing and holds the 5 connections' SYNs.  In
 #            each run the tbf parent drains to qlen 0 and backlog 0 once
@@ -201,12 +201,12 @@ sparse() {
 		why="$why; flows.py analyze failed: $(head -c 200 "$out.order.err")"
 	[ "$(jqv "$out.order.json" .reorders)" = 0 ] ||
 		why="$why; $(jqv "$out.order.json" .reorders) reordered on the tap"
-	read -r pk dr ql cd <<< "$(ina $SMQ get sd0 stats.packets stats.drops stats.qlen xstats.codel_drops)"
+	read -r pk dr ql cd <<< "$(ina $SMQ get sd0 stats.packets stats.drops stats.qlen xstats.drop_codel)"
 	enq=$(egress_count ina sd0)
 	note "sent $pk dropped $dr (codel $cd) backlog $ql of $enq enqueued; capture dropped $CAP_DROP"
 	[ $((pk + dr + ql)) -eq "$enq" ] || why="$why; sent $pk + dropped $dr + backlog $ql != enqueued $enq"
 	[ "$cd" -gt 0 ] && [ "$dr" -ge "$cd" ] ||
-		why="$why; codel_drops $cd (qdisc drops $dr): CoDel never cut the flood's queues"
+		why="$why; drop_codel $cd (qdisc drops $dr): CoDel never cut the flood's queues"
 	if [ -z "$why" ]; then pass $name; else fail $name "${why#; }"; fi
 	# CoDel's largest packet: the flood's (and the new flow's) 242-byte
 	# frames; the probes are 106
@@ -254,9 +254,9 @@ newflow() {
 # any limit: it spills, and nothing is refused for a full ring), 8 flows of 1400 bytes (memory_limit before limit: over
 # memory), 16 flows of 24 bytes (limit before memory_limit: over limit);
 # CoDel drops in all three.  Once drained: enqueued (clsact) == sent +
-# dropped + backlog, drops == ring_full + nomem + overlimit + overmemory +
-# codel_drops with over-limit, over-memory and CoDel drops > 0, ring_full
-# 0 and spilled > 0, and the senders' ENOBUFS are the enqueue drops.
+# dropped + backlog, drops == nomem + overlimit + overmemory +
+# drop_codel with over-limit, over-memory and CoDel drops > 0,
+# spilled > 0, and the senders' ENOBUFS are the enqueue drops.
 drops() {
 	local name=aqm-drops out=$SMQ_OUT/drops why="" f
 	slowdev_set rate_pps 500
@@ -270,25 +270,24 @@ drops() {
 	$INA $FLOWS send --dst $SD_DST --first 9 --flows 16 --procs 2 --size 24 --duration 0.6 \
 		--sndbuf 1048576 > "$out.c.json"
 	wait_backlog_zero ina sd0 root 10 || why="$why; backlog not drained in 10 s"
-	local ok=0 nob=0 enq pk dr ql rf nm ol om cd bs sp
+	local ok=0 nob=0 enq pk dr ql nm ol om cd bs sp
 	for f in a b c; do
 		ok=$((ok + $(jqv "$out.$f.json" .ok))); nob=$((nob + $(jqv "$out.$f.json" .enobufs)))
 		[ "$(jqv "$out.$f.json" '.errors | length')" = 0 ] ||
 			why="$why; sender errors ($f): $(jq -c .errors "$out.$f.json")"
 	done
 	enq=$(egress_count ina sd0)
-	read -r pk dr ql rf nm ol om cd bs sp <<< "$(ina $SMQ get sd0 stats.packets stats.drops stats.qlen \
-		xstats.drops_ring_full xstats.drops_nomem xstats.drop_overlimit xstats.drop_overmemory \
-		xstats.codel_drops xstats.busy_skips xstats.spilled)"
+	read -r pk dr ql nm ol om cd bs sp <<< "$(ina $SMQ get sd0 stats.packets stats.drops stats.qlen \
+		xstats.drop_nomem xstats.drop_overlimit xstats.drop_overmemory \
+		xstats.drop_codel xstats.busy_skips xstats.spilled)"
 	# busy_skips (a dequeue meeting a push in flight) is printed, not
 	# judged: 0 here and in every run so far, no run provokes it reliably
-	note "$name: enqueued $enq, sent $pk, dropped $dr (ring full $rf, nomem $nm, over limit $ol, over memory $om, CoDel $cd), backlog $ql; senders ok $ok ENOBUFS $nob; busy_skips $bs; spilled $sp"
+	note "$name: enqueued $enq, sent $pk, dropped $dr (nomem $nm, over limit $ol, over memory $om, CoDel $cd), backlog $ql; senders ok $ok ENOBUFS $nob; busy_skips $bs; spilled $sp"
 	[ $((pk + dr + ql)) -eq "$enq" ] || why="$why; sent $pk + dropped $dr + backlog $ql != enqueued $enq"
-	[ "$dr" -eq $((rf + nm + ol + om + cd)) ] ||
-		why="$why; drops $dr != ring full $rf + nomem $nm + over limit $ol + over memory $om + CoDel $cd"
-	[ $((rf + nm + ol + om)) -eq "$nob" ] && [ $((ok + nob)) -eq "$enq" ] ||
-		why="$why; enqueue drops $((rf + nm + ol + om)) vs ENOBUFS $nob, senders handed over $((ok + nob)) vs enqueued $enq"
-	[ "$rf" -eq 0 ] || why="$why; $rf ring-full drops: a full ring refused packets"
+	[ "$dr" -eq $((nm + ol + om + cd)) ] ||
+		why="$why; drops $dr != nomem $nm + over limit $ol + over memory $om + CoDel $cd"
+	[ $((nm + ol + om)) -eq "$nob" ] && [ $((ok + nob)) -eq "$enq" ] ||
+		why="$why; enqueue drops $((nm + ol + om)) vs ENOBUFS $nob, senders handed over $((ok + nob)) vs enqueued $enq"
 	[ "$sp" -gt 0 ] || why="$why; nothing spilled: the 16-slot rings never held more"
 	[ "$ol" -gt 0 ] || why="$why; no over-limit drop"
 	[ "$om" -gt 0 ] || why="$why; no over-memory drop"
@@ -358,9 +357,9 @@ tcp_run() {
 		sleep 0.1
 	done
 	read -r TCP_ECN TCP_CD TCP_CEM TCP_SDR TCP_SQL <<< "$(ina $SMQ get veth0 1:1 xstats.ecn_mark \
-		xstats.codel_drops xstats.ce_mark stats.drops stats.qlen)"
+		xstats.drop_codel xstats.ce_mark stats.drops stats.qlen)"
 	TCP_MBIT=$(jq -r '.end.sum_received.bits_per_second / 1e6 | floor' "$out.iperf.json")
-	note "$name: $TCP_MBIT Mbit/s, backlog median $TCP_BL bytes, fullest ring's ldelay median $TCP_LD us ($TCP_NE of $TCP_NS samples listed a class, $(grep -c err "$out.samples") dumps failed), ecn_mark $TCP_ECN, codel_drops $TCP_CD, ce_mark ${TCP_CE0:+$TCP_CE0 -> }$TCP_CEM, CE on the tap $TCP_CE (SYNs $TCP_SYN, capture: kernel dropped ${TCP_CAP:-?}, lib.sh's count $CAP_DROP); tbf parent qlen $TCP_PQL backlog $TCP_PBL drops $TCP_PDR, softmq drops $TCP_SDR"
+	note "$name: $TCP_MBIT Mbit/s, backlog median $TCP_BL bytes, fullest ring's ldelay median $TCP_LD us ($TCP_NE of $TCP_NS samples listed a class, $(grep -c err "$out.samples") dumps failed), ecn_mark $TCP_ECN, drop_codel $TCP_CD, ce_mark ${TCP_CE0:+$TCP_CE0 -> }$TCP_CEM, CE on the tap $TCP_CE (SYNs $TCP_SYN, capture: kernel dropped ${TCP_CAP:-?}, lib.sh's count $CAP_DROP); tbf parent qlen $TCP_PQL backlog $TCP_PBL drops $TCP_PDR, softmq drops $TCP_SDR"
 }
 
 # sojourn_check NAME: the fullest ring's ldelay median within 4 x target,
@@ -401,7 +400,7 @@ tcp_cases() {
 	else
 		capture_ok || why="$why; capture unusable: read ${TCP_CE:+ok}${TCP_CE:-failed}, kernel dropped ${TCP_CAP:-?}, SYNs ${TCP_SYN:-none} (want 5)"
 		[ "${TCP_ECN:-0}" -gt 0 ] || why="$why; ecn_mark ${TCP_ECN:-none}: no ECT packet marked"
-		[ "${TCP_CD:-1}" = 0 ] || why="$why; codel_drops ${TCP_CD:-none} with an ECN flow"
+		[ "${TCP_CD:-1}" = 0 ] || why="$why; drop_codel ${TCP_CD:-none} with an ECN flow"
 		[ "${TCP_CE:-0}" -gt 0 ] || why="$why; no CE-marked packet on the tap"
 		if [ -z "$why" ]; then pass aqm-ect; else fail aqm-ect "${why#; }"; fi
 		sojourn_check aqm-sojourn-ect
@@ -417,7 +416,7 @@ tcp_cases() {
 		fail aqm-notect "setup or iperf3 failed $(cat "$SMQ_OUT/aqm-notect.err" 2>/dev/null)"
 		return
 	fi
-	[ "${TCP_CD:-0}" -gt 0 ] || why="$why; codel_drops ${TCP_CD:-none}: CoDel never dropped"
+	[ "${TCP_CD:-0}" -gt 0 ] || why="$why; drop_codel ${TCP_CD:-none}: CoDel never dropped"
 	[ "${TCP_ECN:-1}" = 0 ] || why="$why; ecn_mark ${TCP_ECN:-none} on a flow without ECN"
 	if ! capture_ok; then
 		why="$why; capture unusable, no CE cannot be judged: read ${TCP_CE:+ok}${TCP_CE:-failed}, kernel dropped ${TCP_CAP:-?}, SYNs ${TCP_SYN:-none} (want 5)"
@@ -438,7 +437,7 @@ tcp_cases() {
 		check aqm-sojourn-standing "backlog median: $TCP_BL bytes without CoDel, $bl_codel with" \
 			fcmp "${TCP_BL:-0} > 2 * ${bl_codel:-1e12}"
 	fi
-	check aqm-nocodel-quiet "codel_drops $TCP_CD with nocodel" [ "${TCP_CD:-1}" = 0 ]
+	check aqm-nocodel-quiet "drop_codel $TCP_CD with nocodel" [ "${TCP_CD:-1}" = 0 ]
 	parent_check aqm-nocodel-parent
 }
 

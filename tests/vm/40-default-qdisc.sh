@@ -111,7 +111,7 @@ read -r pg_sofar pg_err <<< "$(pg_stats ina sd0)"
 js=$(ina $SMQ show sd0)
 echo "$js" > "$SMQ_OUT/default.show.json"
 read -r pk dr ql active cd <<< "$(echo "$js" | jq -r '[.[] | select(.kind == "softmq")] |
-	"\(map(.stats.packets) | add) \(map(.stats.drops) | add) \(map(.stats.qlen) | add) \(map(select(.stats.packets > 0)) | length) \(map(.xstats.codel_drops) | add)"')"
+	"\(map(.stats.packets) | add) \(map(.stats.drops) | add) \(map(.stats.qlen) | add) \(map(select(.stats.packets > 0)) | length) \(map(.xstats.drop_codel) | add)"')"
 enq=$(egress_count ina sd0)
 ok=$(jqv "$SMQ_OUT/default.send.json" .ok); nob=$(jqv "$SMQ_OUT/default.send.json" .enobufs)
 $FLOWS analyze "$SMQ_OUT/default.pcap" > "$SMQ_OUT/default.json"

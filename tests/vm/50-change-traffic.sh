@@ -78,7 +78,7 @@ run_changes() {
 	ok=$(jqv "$res.send.json" .ok); nob=$(jqv "$res.send.json" .enobufs)
 	read -r pgs pge <<< "$(pg_stats ina "$dev")"
 	enq=$(egress_count ina "$dev")
-	read -r pk dr ql r1 cd <<< "$(ina $SMQ get "$dev" stats.packets stats.drops stats.qlen xstats.reconfigs xstats.codel_drops)"
+	read -r pk dr ql r1 cd <<< "$(ina $SMQ get "$dev" stats.packets stats.drops stats.qlen xstats.reconfigs xstats.drop_codel)"
 	note "$name: $applied changes applied, $busy refused busy; python ok $ok enobufs $nob; pktgen $pgs/$pge; clsact $enq; capture lost $capdrop; reconfigs $r1; final $(ina $SMQ get "$dev" options)"
 	[ "$ql" -eq 0 ] || why="$why; backlog $ql never drained (stuck packets?)"
 	[ $((pk + dr + ql)) -eq "$enq" ] || why="$why; sent $pk + dropped $dr + backlog $ql != enqueued $enq"

@@ -697,20 +697,20 @@ devtx() {   # tx_packets + tx_dropped of DEV
 	echo $(( $(cat /sys/class/net/"$1"/statistics/tx_packets) + $(cat /sys/class/net/"$1"/statistics/tx_dropped) ))
 }
 
-# codel_drops_sum DEV: CoDel's drops at dequeue, summed over DEV's softmq
+# drop_codel_sum DEV: CoDel's drops at dequeue, summed over DEV's softmq
 # qdiscs (the root, or mq's children)
-codel_drops_sum() {
-	$SMQ show "$1" | jq '[.[] | select(.kind == "softmq") | .xstats.codel_drops] | add // 0'
+drop_codel_sum() {
+	$SMQ show "$1" | jq '[.[] | select(.kind == "softmq") | .xstats.drop_codel] | add // 0'
 }
 
 # identity NAME DEV DST MAC: on a quiet DEV, a burst of pktgen packets
 # (one thread per vCPU, queue_xmit) must be accounted for exactly:
 #   qdisc sent + qdisc drops == pktgen sofar + errors (every packet entered)
 #   qdisc drops == pktgen errors  (a qdisc drop is what pktgen sees fail)
-#                  + softmq's codel_drops (CoDel drops at dequeue)
+#                  + softmq's drop_codel (CoDel drops at dequeue)
 #   qdisc sent == device tx_packets + tx_dropped (after the device drained)
-#   softmq: qdisc drops == xstats drops_ring_full + drops_nomem +
-#           drop_overlimit + drop_overmemory + codel_drops
+#   softmq: qdisc drops == xstats drop_nomem + drop_overlimit +
+#           drop_overmemory + drop_codel
 # DEV's root qdisc is the one counted (mq: the sum of its children).
 identity() {
 	local name=$1 dev=$2 dst=$3 mac=$4 q0 q1 d0 d1 sofar errs sent drops x0=0 x1=0 i nb cd=0
@@ -720,7 +720,7 @@ identity() {
 		[ "$(devtx "$dev")" = "$d0" ] && break
 	done
 	pg_mix "$dev" $((nb / NCPU)) "$dst" "$mac" || { fail "$name" "pktgen setup failed"; return; }
-	q0=$($QSTAT "$dev"); d0=$(devtx "$dev"); cd=$(codel_drops_sum "$dev")
+	q0=$($QSTAT "$dev"); d0=$(devtx "$dev"); cd=$(drop_codel_sum "$dev")
 	pg_start; pg_wait
 	wait_drain "$dev" 20
 	q1=$($QSTAT "$dev")
@@ -733,11 +733,11 @@ identity() {
 	read -r sofar errs <<< "$(pg_stats "" "$dev")"
 	pg_clear 2>/dev/null
 	drops=$(( $(qword "$q1" drops) - $(qword "$q0" drops) ))
-	cd=$(( $(codel_drops_sum "$dev") - cd ))
+	cd=$(( $(drop_codel_sum "$dev") - cd ))
 	if [ "$(qword "$q1" kind)" = softmq ]; then
-		x0=$(( $(qword "$q0" drops_ring_full) + $(qword "$q0" drops_nomem) +
+		x0=$(( $(qword "$q0" drop_nomem) +
 		       $(qword "$q0" drop_overlimit) + $(qword "$q0" drop_overmemory) ))
-		x1=$(( $(qword "$q1" drops_ring_full) + $(qword "$q1" drops_nomem) +
+		x1=$(( $(qword "$q1" drop_nomem) +
 		       $(qword "$q1" drop_overlimit) + $(qword "$q1" drop_overmemory) + cd ))
 	else
 		x1=$drops

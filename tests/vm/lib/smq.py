@@ -25,7 +25,7 @@ at run time, so this helper follows the ABI header.
   smq.py classes DEV               JSON list of the device's softmq classes
                                    (one per ring holding packets): handle,
                                    parent, stats (qlen, backlog), xstats
-                                   (struct tc_softmq_class_xstats)
+                                   (struct tc_softmq_cl_stats)
   smq.py batch                     commands from stdin, one per line:
                                    "CMD DEV WORDS..." (add|change|replace|
                                    link|del) or "sleep SECS"; prints one JSON
@@ -118,16 +118,23 @@ def read_uapi(path=UAPI):
     for i, name in enumerate(re.findall(r"\bSOFTMQ_KEY_(\w+)", m.group(1))):
         if not name.startswith("_"):
             keys[name.lower()] = i
-    m = re.search(r"struct\s+tc_softmq_xstats\s*{(.*?)}", text, re.S)
-    fields = re.findall(r"__(u|s)(8|16|32|64)\s+(\w+)\s*;", m.group(1))
-    return attrs, keys, fields
+    return attrs, keys, xstats_fields(text, "tc_softmq_qd_stats")
+
+
+def xstats_fields(text, member):
+    """struct tc_softmq_xstats as a flat field list: its header (type, pad),
+    then the union member @member's fields (all at its start)."""
+    fields = []
+    for name in ("tc_softmq_xstats", member):
+        m = re.search(r"struct\s+%s\s*{(.*?)}" % name, text, re.S)
+        fields += re.findall(r"__(u|s)(8|16|32|64)\s+(\w+)\s*;", m.group(1))
+    return fields
 
 
 def read_class_fields(path=UAPI):
-    """struct tc_softmq_class_xstats' layout from softmq.h."""
+    """struct tc_softmq_xstats' layout for a class, from softmq.h."""
     text = re.sub(r"/\*.*?\*/", "", open(path).read(), flags=re.S)
-    m = re.search(r"struct\s+tc_softmq_class_xstats\s*{(.*?)}", text, re.S)
-    return re.findall(r"__(u|s)(8|16|32|64)\s+(\w+)\s*;", m.group(1))
+    return xstats_fields(text, "tc_softmq_cl_stats")
 
 
 FIELD_FMT = {(8, "u"): "B", (16, "u"): "H", (32, "u"): "I", (64, "u"): "Q",
