@@ -1235,14 +1235,9 @@ static int softmq_parse(struct nlattr *opt, struct softmq_config *cfg,
 	if (err < 0)
 		return err;
 
-	if (tb[TCA_SOFTMQ_FLOWS]) {
+	/* Any count: softmq_ring_index() scales the hash, as fq_codel does. */
+	if (tb[TCA_SOFTMQ_FLOWS])
 		cfg->flows = nla_get_u32(tb[TCA_SOFTMQ_FLOWS]);
-		if (!is_power_of_2(cfg->flows)) {
-			NL_SET_ERR_MSG_ATTR(extack, tb[TCA_SOFTMQ_FLOWS],
-					    "flows must be a power of two");
-			return -EINVAL;
-		}
-	}
 	if (tb[TCA_SOFTMQ_DEPTH]) {
 		cfg->depth = nla_get_u32(tb[TCA_SOFTMQ_DEPTH]);
 		if (!is_power_of_2(cfg->depth)) {

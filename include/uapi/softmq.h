@@ -13,7 +13,7 @@
 
 enum {
 	TCA_SOFTMQ_UNSPEC,
-	TCA_SOFTMQ_FLOWS,	/* u32: rings per band in key flow mode, 2^n */
+	TCA_SOFTMQ_FLOWS,	/* u32: rings per band in key flow mode */
 	TCA_SOFTMQ_DEPTH,	/* u32: slots per ring, 2^n */
 	TCA_SOFTMQ_QUANTUM,	/* u32: DRR quantum in bytes */
 	TCA_SOFTMQ_BANDS,	/* u32: 1 or 3 (pfifo_fast priomap) */

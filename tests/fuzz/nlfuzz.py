@@ -206,8 +206,6 @@ class Model:
         new = dict(cfg)
         if FLOWS in tb:
             new[FLOWS] = tb[FLOWS]
-            if not is_pow2(new[FLOWS]):
-                return False, cfg, "flows not a power of two"
         if DEPTH in tb:
             new[DEPTH] = tb[DEPTH]
             if not is_pow2(new[DEPTH]):

@@ -5,7 +5,8 @@
 # when that is full), in namespace smq_a, route 198.18.1.0/24.  What left
 # the qdisc is read on sd0's transmit tap (tcpdump -Q out / AF_PACKET).
 #
-#   fair-flow        DRR byte fairness, key flow: 3 backlogged flows of
+#   fair-flow        DRR byte fairness, key flow, flows 1000 (not a power
+#                    of two): 3 backlogged flows of
 #                    1442, 442 and 106-byte frames, each within 10 % of
 #                    a third of the bytes sent while all three were queued
 #                    (per-packet round robin would give 73/22/5 %)
@@ -114,8 +115,9 @@ share_check() {
 
 fair_flow() {
 	local res=$SMQ_OUT/fair-flow
+	# flows 1000: a count that is not a power of two (the hash is scaled)
 	sd_setup && slowdev_set rate_pps $SHARE_RATE && slowdev_set loop 0 &&
-		sd_qdisc key flow bands 1 depth 1024 ||
+		sd_qdisc key flow bands 1 depth 1024 flows 1000 ||
 		{ fail backlog-fair-flow "setup"; return; }
 	cap_start "$INA" sd0 "$res.pcap" udp || { fail backlog-fair-flow "tcpdump"; return; }
 	$INA $FLOWS send --dst $IP_D --flows 3 --procs 3 --cpus "$CPUS" --duration 3 \
