@@ -390,8 +390,10 @@ static struct softmq_ring *softmq_ring_lookup(struct softmq_sched_data *q,
 }
 
 static int softmq_drop(struct sk_buff *skb, struct Qdisc *sch,
-		       struct sk_buff **to_free)
+		       struct sk_buff **to_free, enum qdisc_drop_reason reason)
 {
+	/* qdisc_drop_reason() has no per-CPU stats variant. */
+	tcf_set_qdisc_drop_reason(skb, reason);
 	if (qdisc_is_percpu_stats(sch))
 		return qdisc_drop_cpu(skb, sch, to_free);
 	return qdisc_drop(skb, sch, to_free);
@@ -512,7 +514,7 @@ static int softmq_enqueue(struct sk_buff *skb, struct Qdisc *sch,
 	ring = softmq_ring_lookup(q, t, band * t->nr_rings + idx);
 	if (unlikely(!ring)) {
 		softmq_stat_add(q, SOFTMQ_CNT_NOMEM, 1);
-		return softmq_drop(skb, sch, to_free);
+		return softmq_drop(skb, sch, to_free, QDISC_DROP_GENERIC);
 	}
 
 	/*
@@ -549,7 +551,7 @@ static int softmq_enqueue(struct sk_buff *skb, struct Qdisc *sch,
 			softmq_stat_add(q, SOFTMQ_CNT_OVERLIMIT, 1);
 		else
 			softmq_stat_add(q, SOFTMQ_CNT_OVERMEMORY, 1);
-		return softmq_drop(skb, sch, to_free);
+		return softmq_drop(skb, sch, to_free, QDISC_DROP_OVERLIMIT);
 	}
 	if (unlikely(retries))
 		softmq_stat_add(q, SOFTMQ_CNT_PUSH_RETRIES, retries);
@@ -632,7 +634,8 @@ softmq_ring_take(struct softmq_ring *ring)
  * "enqueued == sent + dropped + backlog".  The per-CPU values may go below
  * zero one by one; only their sum means anything.
  */
-static void softmq_queued_drop(struct Qdisc *sch, struct sk_buff *skb)
+static void softmq_queued_drop(struct Qdisc *sch, struct sk_buff *skb,
+			       enum qdisc_drop_reason reason)
 {
 	softmq_uncharge(qdisc_priv(sch), skb);
 	if (qdisc_is_percpu_stats(sch)) {
@@ -644,7 +647,7 @@ static void softmq_queued_drop(struct Qdisc *sch, struct sk_buff *skb)
 		sch->q.qlen--;
 		qdisc_qstats_drop(sch);
 	}
-	kfree_skb(skb);
+	kfree_skb_reason(skb, (enum skb_drop_reason)reason);
 }
 
 /* What CoDel's next codel_should_drop() holds against @ring's backlog. */
@@ -697,7 +700,7 @@ static void softmq_codel_drop(struct sk_buff *skb, void *ctx)
 	struct softmq_sched_data *q = qdisc_priv(sch);
 
 	WRITE_ONCE(q->codel_drops, q->codel_drops + 1);
-	softmq_queued_drop(sch, skb);
+	softmq_queued_drop(sch, skb, QDISC_DROP_CONGESTED);
 }
 
 static u32 softmq_codel_len(const struct sk_buff *skb)
@@ -1076,7 +1079,8 @@ static void softmq_table_purge(struct Qdisc *sch, struct softmq_table *t)
 				continue;
 			while ((skb = softmq_ring_take(ring)) != NULL) {
 				if (sch)
-					softmq_queued_drop(sch, skb);
+					softmq_queued_drop(sch, skb,
+							   QDISC_DROP_GENERIC);
 				else
 					kfree_skb(skb);
 			}

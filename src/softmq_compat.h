@@ -68,4 +68,30 @@ static const u8 sch_default_prio2band[TC_PRIO_MAX + 1] = {
 };
 #endif
 
+/*
+ * Qdisc drop reasons, 7.x: an enqueue drop carries one in tc_skb_cb
+ * (tcf_set_qdisc_drop_reason()), the core frees it with that reason, and a
+ * dequeue drop freed in place passes it to kfree_skb_reason(), as
+ * qdisc_dequeue_drop() does.  Before (Kbuild reads sch_generic.h:
+ * SOFTMQ_HAVE_QDISC_DROP_REASON), every qdisc drop is
+ * SKB_DROP_REASON_QDISC_DROP: 6.12 keeps it in tc_skb_cb
+ * (SOFTMQ_HAVE_TCF_DROP_REASON), where the core presets it; 6.1 frees an
+ * enqueue's drops with it.
+ */
+#if !SOFTMQ_HAVE_QDISC_DROP_REASON
+enum qdisc_drop_reason {
+	QDISC_DROP_GENERIC = SKB_DROP_REASON_QDISC_DROP,
+	QDISC_DROP_OVERLIMIT = SKB_DROP_REASON_QDISC_DROP,
+	QDISC_DROP_CONGESTED = SKB_DROP_REASON_QDISC_DROP,
+};
+
+static inline void tcf_set_qdisc_drop_reason(const struct sk_buff *skb,
+					     enum qdisc_drop_reason reason)
+{
+#if SOFTMQ_HAVE_TCF_DROP_REASON
+	tcf_set_drop_reason(skb, (enum skb_drop_reason)reason);
+#endif
+}
+#endif
+
 #endif /* _SOFTMQ_COMPAT_H */

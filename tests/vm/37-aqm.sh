@@ -31,10 +31,13 @@
 #            dropped from the flood's standing queues (drop_codel > 0,
 #            counted in the qdisc's drops); maxpacket is the flood's 242
 #   drops    depth 16, limit 64, memory_limit 100000, CoDel target 1 ms
-#            interval 10 ms on sd0: three blasts spill (no ring-full
-#            drop) and give over-memory and over-limit drops, CoDel drops
-#            on top; each > 0, their sum the qdisc's drops, enqueued == sent +
-#            dropped + backlog, the enqueue drops the senders' ENOBUFS
+#            interval 10 ms on sd0: three blasts spill and give
+#            over-memory and over-limit drops, CoDel drops on top; each
+#            > 0, their sum the qdisc's drops, enqueued == sent +
+#            dropped + backlog, the enqueue drops the senders' ENOBUFS;
+#            drop reasons (tracepoints): every CoDel drop freed with a
+#            qdisc reason (QDISC_DROP; QDISC_DROP_CONGESTED on 7.x, and
+#            the limit drops QDISC_DROP_OVERLIMIT)
 #   ecn      veth between two namespaces, tbf 20 Mbit as root and softmq as
 #            its child (a classful parent clears NOLOCK: the locked mode),
 #            4 iperf3 TCP flows for 9 s with tcp_ecn=1 on the sender:
@@ -257,12 +260,57 @@ newflow() {
 # dropped + backlog, drops == nomem + overlimit + overmemory +
 # drop_codel with over-limit, over-memory and CoDel drops > 0,
 # spilled > 0, and the senders' ENOBUFS are the enqueue drops.
+# The drop reasons of one run, from the tracepoints: skb:kfree_skb (the
+# packets softmq frees itself, CoDel's: location in sch_softmq) and, where
+# the kernel has qdisc drop reasons (7.x), qdisc:qdisc_drop (the enqueue's
+# drops, which the core frees).
+reasons_on() {
+	[ -d $TRACEFS/events ] || mount -t tracefs nodev $TRACEFS 2>/dev/null
+	[ -d $TRACEFS/events/skb/kfree_skb ] || return 1
+	echo 0 > $TRACEFS/tracing_on && echo > $TRACEFS/trace &&
+		echo 1 > $TRACEFS/events/skb/kfree_skb/enable || return 1
+	[ ! -d $TRACEFS/events/qdisc/qdisc_drop ] ||
+		echo 1 > $TRACEFS/events/qdisc/qdisc_drop/enable || return 1
+	echo 1 > $TRACEFS/tracing_on
+}
+reasons_off() {
+	echo 0 > $TRACEFS/tracing_on
+	echo 0 > $TRACEFS/events/skb/kfree_skb/enable
+	[ ! -d $TRACEFS/events/qdisc/qdisc_drop ] ||
+		echo 0 > $TRACEFS/events/qdisc/qdisc_drop/enable
+	cat $TRACEFS/trace > "$1"
+	echo > $TRACEFS/trace
+}
+# reasons_check TRACE CODEL LIMITS: CoDel's CODEL drops freed by softmq with
+# a qdisc reason (QDISC_DROP before 7.x, QDISC_DROP_CONGESTED since), never
+# NOT_SPECIFIED; on 7.x the LIMITS enqueue drops as OVERLIMIT.  Prints why not.
+reasons_check() {
+	local tr=$1 cd=$2 lim=$3 own want n bad fmt=$TRACEFS/events/qdisc/qdisc_drop/format
+	own=$(grep 'kfree_skb:' "$tr" | grep -c '\[sch_softmq\]')
+	[ "$own" -eq "$cd" ] || echo "; $own kfree_skb events from sch_softmq for $cd CoDel drops"
+	if [ -r $fmt ]; then
+		# the value the kernel gave QDISC_DROP_CONGESTED: kfree_skb
+		# prints it in hex, its own names being the core's
+		want=$(grep -o '{ *[0-9x]*, *"CONGESTED" *}' $fmt | grep -o '[0-9][0-9x]*' | head -1)
+		[ -n "$want" ] || { echo "; no CONGESTED in $fmt"; return; }
+		want=$(printf 'reason: 0x%x' "$want")
+		n=$(grep 'kfree_skb:' "$tr" | grep '\[sch_softmq\]' | grep -c "$want\b")
+		[ "$n" -eq "$own" ] || echo "; $n of $own CoDel drops with '$want' (QDISC_DROP_CONGESTED)"
+		n=$(grep 'qdisc_drop:' "$tr" | grep 'kind=softmq' | grep -c 'reason=OVERLIMIT')
+		[ "$n" -eq "$lim" ] || echo "; $n qdisc_drop events OVERLIMIT for $lim limit drops"
+	else
+		n=$(grep 'kfree_skb:' "$tr" | grep '\[sch_softmq\]' | grep -c 'reason: QDISC_DROP\b')
+		[ "$n" -eq "$own" ] || echo "; $n of $own CoDel drops with reason QDISC_DROP: $(grep 'kfree_skb:' "$tr" | grep '\[sch_softmq\]' | grep -o 'reason: [A-Z_0-9x]*' | sort | uniq -c | tr -s ' \n' ' ')"
+	fi
+}
+
 drops() {
-	local name=aqm-drops out=$SMQ_OUT/drops why="" f
+	local name=aqm-drops out=$SMQ_OUT/drops why="" f rsn=1
 	slowdev_set rate_pps 500
 	sd_setup && ina $SMQ add sd0 root key flow bands 1 depth 16 limit 64 memory_limit 100000 \
 		codel 1 target 1000 interval 10000 && egress_counter_on ina sd0 ||
 		{ fail $name "setup"; return; }
+	reasons_on || rsn=0
 	$INA $FLOWS send --dst $SD_DST --first 0 --flows 1 --size 1000 --duration 0.6 \
 		--sndbuf 1048576 > "$out.a.json"
 	$INA $FLOWS send --dst $SD_DST --first 1 --flows 8 --procs 2 --size 1400 --duration 0.6 \
@@ -270,6 +318,7 @@ drops() {
 	$INA $FLOWS send --dst $SD_DST --first 9 --flows 16 --procs 2 --size 24 --duration 0.6 \
 		--sndbuf 1048576 > "$out.c.json"
 	wait_backlog_zero ina sd0 root 10 || why="$why; backlog not drained in 10 s"
+	[ $rsn = 0 ] || reasons_off "$out.trace"
 	local ok=0 nob=0 enq pk dr ql nm ol om cd bs sp
 	for f in a b c; do
 		ok=$((ok + $(jqv "$out.$f.json" .ok))); nob=$((nob + $(jqv "$out.$f.json" .enobufs)))
@@ -294,6 +343,16 @@ drops() {
 	[ "$cd" -gt 0 ] || why="$why; no CoDel drop"
 	if [ -z "$why" ]; then pass $name "$sp spilled, $ol over limit, $om over memory, $cd CoDel"
 	else fail $name "${why#; }"; fi
+	if [ $rsn = 0 ]; then
+		skip aqm-drop-reasons "no skb:kfree_skb tracepoint in this kernel"
+	else
+		why=$(reasons_check "$out.trace" "$cd" $((ol + om)))
+		if [ -z "$why" ]; then
+			pass aqm-drop-reasons "$cd CoDel drops freed with a qdisc reason$([ -r $TRACEFS/events/qdisc/qdisc_drop/format ] && echo " (CONGESTED), $((ol + om)) limit drops OVERLIMIT")"
+		else
+			fail aqm-drop-reasons "${why#; }"
+		fi
+	fi
 }
 
 # ---------------------------------------------------------------- ecn, sojourn
