@@ -14,7 +14,7 @@ against a model of what the kernel must do with exactly those bytes:
     NL_VALIDATE_STRICT (NLA_F_NESTED on the nest, no unknown or zero types,
     u32 attributes exactly 4 bytes and without NLA_F_NESTED, no trailing
     bytes, policy ranges), later duplicates win, then the semantic checks
-    (flows/depth powers of two, bands 1 or 3, ce_threshold at most 60 s
+    (depth a power of two, bands 1 or 3, ce_threshold at most 60 s
     or ~0 for none, at most 65535 rings (classes) in all, the 128 MiB memory
     cap on the merged configuration).
     A dump leaves ce_threshold out when it is none: read as ~0.

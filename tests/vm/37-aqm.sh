@@ -264,10 +264,15 @@ newflow() {
 # packets softmq frees itself, CoDel's: location in sch_softmq) and, where
 # the kernel has qdisc drop reasons (7.x), qdisc:qdisc_drop (the enqueue's
 # drops, which the core frees).
+# A run logs about 80000 events (the enqueue's drops twice: qdisc_drop, and
+# kfree_skb as the core frees them): 32 MiB a CPU holds them all.
+REASONS_KB=32768
 reasons_on() {
 	[ -d $TRACEFS/events ] || mount -t tracefs nodev $TRACEFS 2>/dev/null
 	[ -d $TRACEFS/events/skb/kfree_skb ] || return 1
-	echo 0 > $TRACEFS/tracing_on && echo > $TRACEFS/trace &&
+	REASONS_OLD_KB=$(cat $TRACEFS/buffer_size_kb)
+	echo 0 > $TRACEFS/tracing_on && echo $REASONS_KB > $TRACEFS/buffer_size_kb &&
+		echo > $TRACEFS/trace &&
 		echo 1 > $TRACEFS/events/skb/kfree_skb/enable || return 1
 	[ ! -d $TRACEFS/events/qdisc/qdisc_drop ] ||
 		echo 1 > $TRACEFS/events/qdisc/qdisc_drop/enable || return 1
@@ -279,13 +284,18 @@ reasons_off() {
 	[ ! -d $TRACEFS/events/qdisc/qdisc_drop ] ||
 		echo 0 > $TRACEFS/events/qdisc/qdisc_drop/enable
 	cat $TRACEFS/trace > "$1"
+	# events the ring buffer overwrote: the counts below would be short
+	cat $TRACEFS/per_cpu/cpu*/stats | awk '/^overrun:/ { n += $2 } END { print n + 0 }' > "$1.overrun"
 	echo > $TRACEFS/trace
+	echo "${REASONS_OLD_KB:-1408}" > $TRACEFS/buffer_size_kb
 }
 # reasons_check TRACE CODEL LIMITS: CoDel's CODEL drops freed by softmq with
 # a qdisc reason (QDISC_DROP before 7.x, QDISC_DROP_CONGESTED since), never
 # NOT_SPECIFIED; on 7.x the LIMITS enqueue drops as OVERLIMIT.  Prints why not.
 reasons_check() {
 	local tr=$1 cd=$2 lim=$3 own want n bad fmt=$TRACEFS/events/qdisc/qdisc_drop/format
+	[ "$(cat "$tr.overrun")" = 0 ] ||
+		{ echo "; the trace lost $(cat "$tr.overrun") events (buffer_size_kb $REASONS_KB)"; return; }
 	own=$(grep 'kfree_skb:' "$tr" | grep -c '\[sch_softmq\]')
 	[ "$own" -eq "$cd" ] || echo "; $own kfree_skb events from sch_softmq for $cd CoDel drops"
 	if [ -r $fmt ]; then

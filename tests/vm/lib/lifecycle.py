@@ -508,7 +508,7 @@ def tc_cases():
               "rc %d %s; kernel sees %s" % (p.returncode, p.stderr.strip(), q["options"]))
         sh(tc, "qdisc", "change", "dev", "smqd0", "root", "softmq", "codel", "target", "5ms",
            "interval", "100ms", env=env)
-        for bad in (["flows", "3"], ["depth", "0"], ["bands", "2"], ["quantum", "1"],
+        for bad in (["flows", "0"], ["depth", "0"], ["bands", "2"], ["quantum", "1"],
                     ["key", "bogus"], ["flows", "65536", "depth", "4096"],
                     ["target", "0"], ["interval", "61s"], ["ce_threshold", "-1ms"],
                     ["quantum"], ["ecn", "bogus"]):
