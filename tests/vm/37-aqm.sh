@@ -271,6 +271,7 @@ reasons_on() {
 	[ -d $TRACEFS/events ] || mount -t tracefs nodev $TRACEFS 2>/dev/null
 	[ -d $TRACEFS/events/skb/kfree_skb ] || return 1
 	REASONS_OLD_KB=$(cat $TRACEFS/buffer_size_kb)
+	REASONS_OLD_ON=$(cat $TRACEFS/tracing_on)
 	echo 0 > $TRACEFS/tracing_on && echo $REASONS_KB > $TRACEFS/buffer_size_kb &&
 		echo > $TRACEFS/trace &&
 		echo 1 > $TRACEFS/events/skb/kfree_skb/enable || return 1
@@ -288,6 +289,8 @@ reasons_off() {
 	cat $TRACEFS/per_cpu/cpu*/stats | awk '/^overrun:/ { n += $2 } END { print n + 0 }' > "$1.overrun"
 	echo > $TRACEFS/trace
 	echo "${REASONS_OLD_KB:-1408}" > $TRACEFS/buffer_size_kb
+	# later scripts' kprobes (40-default-qdisc) trace into the same buffer
+	echo "${REASONS_OLD_ON:-1}" > $TRACEFS/tracing_on
 }
 # reasons_check TRACE CODEL LIMITS: CoDel's CODEL drops freed by softmq with
 # a qdisc reason (QDISC_DROP before 7.x, QDISC_DROP_CONGESTED since), never
