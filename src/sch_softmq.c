@@ -665,13 +665,11 @@ static void softmq_codel_set_backlog(struct Qdisc *sch,
 static noinline struct sk_buff *
 softmq_codel_pop_spilled(struct softmq_ring *ring, struct Qdisc *sch)
 {
-	struct sk_buff *skb = softmq_ring_pop_spilled(ring);
+	struct sk_buff *skb = softmq_ring_take_spilled(ring);
 
 	/* A NULL ends CoDel's state without a look at the backlog. */
-	if (skb) {
-		softmq_ring_taken(ring, qdisc_pkt_len(skb));
+	if (skb)
 		softmq_codel_set_backlog(sch, ring);
-	}
 	return skb;
 }
 
@@ -730,6 +728,26 @@ static noinline struct sk_buff *softmq_codel_dequeue(struct Qdisc *sch,
 			     &softmq_flow(ring)->cvars, &q->cstats,
 			     softmq_codel_len, softmq_codel_time,
 			     softmq_codel_drop, softmq_codel_pop);
+}
+
+/*
+ * Consumer: ring @idx of @band was found empty.  Retire it (idle and
+ * unmarked, new again with a full quantum when it wakes), unless a push in
+ * flight keeps it marked.  A retry run's lap may have retired a new ring
+ * already: it is counted out of known_rings once.
+ */
+static __always_inline bool softmq_ring_idle(struct softmq_sched_data *q,
+					     struct softmq_table *t,
+					     unsigned int band,
+					     unsigned long idx,
+					     struct softmq_ring *ring)
+{
+	if (!softmq_ring_retire(ring, t->active[band], idx))
+		return false;
+	WRITE_ONCE(ring->credit, READ_ONCE(q->cfg.quantum));
+	if (__test_and_clear_bit(idx, t->known[band]))
+		t->known_rings[band]--;
+	return true;
 }
 
 /*
@@ -859,17 +877,11 @@ static struct sk_buff *softmq_band_dequeue(struct Qdisc *sch,
 				return skb;
 			}
 			/*
-			 * Empty: idle and unmarked, new again when it wakes.  A
-			 * push in flight keeps it marked, and the lap meets it.
-			 * No second scan: the lap serves whatever woke since,
-			 * and the next dequeue puts it first.  A retry run's
-			 * lap may have retired it already: counted out once.
+			 * Empty.  One a push in flight keeps marked is the
+			 * lap's.  No second scan: the lap serves whatever woke
+			 * since, and the next dequeue puts it first.
 			 */
-			if (softmq_ring_retire(ring, t->active[band], idx)) {
-				if (__test_and_clear_bit(idx, t->known[band]))
-					t->known_rings[band]--;
-				WRITE_ONCE(ring->credit, READ_ONCE(q->cfg.quantum));
-			}
+			softmq_ring_idle(q, t, band, idx, ring);
 			WRITE_ONCE(t->new_idx[band], n);
 			break;
 		}
@@ -909,13 +921,8 @@ static struct sk_buff *softmq_band_dequeue(struct Qdisc *sch,
 			t->cursor[band] = idx;
 			return skb;
 		}
-		if (ring && softmq_ring_retire(ring, t->active[band], idx)) {
-			/* Like a new flow in fq_codel: a full quantum next time. */
-			WRITE_ONCE(ring->credit, READ_ONCE(q->cfg.quantum));
-			if (__test_and_clear_bit(idx, t->known[band]))
-				t->known_rings[band]--;
+		if (ring && softmq_ring_idle(q, t, band, idx, ring))
 			continue;
-		}
 		/* A push in flight: its producer runs the qdisc once it is in. */
 		WRITE_ONCE(q->busy_skips, q->busy_skips + 1);
 		q->busy = true;
