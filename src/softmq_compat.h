@@ -74,9 +74,9 @@ static const u8 sch_default_prio2band[TC_PRIO_MAX + 1] = {
  * dequeue drop freed in place passes it to kfree_skb_reason(), as
  * qdisc_dequeue_drop() does.  Before (Kbuild reads sch_generic.h:
  * SOFTMQ_HAVE_QDISC_DROP_REASON), every qdisc drop is
- * SKB_DROP_REASON_QDISC_DROP: 6.12 keeps it in tc_skb_cb
- * (SOFTMQ_HAVE_TCF_DROP_REASON), where the core presets it; 6.1 frees an
- * enqueue's drops with it.
+ * SKB_DROP_REASON_QDISC_DROP, which the core already gives an enqueue's
+ * drops (6.12 presets it in tc_skb_cb, 6.1 frees them with it): nothing to
+ * set there.
  */
 #if !SOFTMQ_HAVE_QDISC_DROP_REASON
 enum qdisc_drop_reason {
@@ -88,9 +88,6 @@ enum qdisc_drop_reason {
 static inline void tcf_set_qdisc_drop_reason(const struct sk_buff *skb,
 					     enum qdisc_drop_reason reason)
 {
-#if SOFTMQ_HAVE_TCF_DROP_REASON
-	tcf_set_drop_reason(skb, (enum skb_drop_reason)reason);
-#endif
 }
 #endif
 
