@@ -268,7 +268,7 @@ newflow() {
 # kfree_skb as the core frees them): 32 MiB a CPU holds them all.
 REASONS_KB=32768
 reasons_on() {
-	[ -d $TRACEFS/events ] || mount -t tracefs nodev $TRACEFS 2>/dev/null
+	tracefs_mount
 	[ -d $TRACEFS/events/skb/kfree_skb ] || return 1
 	REASONS_OLD_KB=$(cat $TRACEFS/buffer_size_kb)
 	REASONS_OLD_ON=$(cat $TRACEFS/tracing_on)

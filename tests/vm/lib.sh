@@ -457,10 +457,13 @@ pg_stats() {
 # parent (offsets from the kernel's BTF via pahole, else the layout every
 # line from 6.1 to 7.2 has: flags +16, handle +56, parent +60).
 TRACEFS=/sys/kernel/tracing
+# tracefs_mount: tracefs at $TRACEFS, where the guest booted without it
+tracefs_mount() {
+	[ -d $TRACEFS/events ] || mount -t tracefs nodev $TRACEFS 2>/dev/null
+}
 KP_OK=0
 kp_on() {
-	[ -w $TRACEFS/kprobe_events ] ||
-		mount -t tracefs nodev $TRACEFS 2>/dev/null
+	tracefs_mount
 	[ -w $TRACEFS/kprobe_events ] || return 1
 	# struct Qdisc starts with two function pointers, then flags, limit,
 	# ops, stab and an hlist_node before handle and parent: pahole's
