@@ -348,8 +348,11 @@ EOF
 # about a minute), else under proot with Debian's qemu-user (arm64): no
 # binfmt handler is registered on the host, proot runs every foreign exec
 # through qemu-<arch> itself (7 minutes for arm64; in a TCG guest over 9p
-# it took over 30).  proot -q qemu-i386 is no fallback for i386: the
-# guest's ld.so finds no library outside /lib/i386-linux-gnu there.
+# it took over 30).  proot -q qemu-i386 is no fallback for i386: proot
+# takes an i386 binary for a host one and execs it natively.  A host that
+# cannot exec i386 binaries (IA32 emulation off, or a hypervisor without
+# 32-bit mode: "Exec format error") gets a binfmt_misc handler for the
+# second stage only (i386_binfmt_on).
 fetch_guest_root() {
 	local arch=$1 dst=$CACHE/guest-root/$1 pkgs qarch
 	pkgs=$(echo $GUEST_ROOT_PKGS | tr ' ' ,)
@@ -372,9 +375,13 @@ fetch_guest_root() {
 	rm -rf "$dst.tmp/busybox-deb"
 	# The first stage leaves proc a link to the host's /proc.
 	rm -f "$dst.tmp/root/proc"; mkdir -p "$dst.tmp/root/proc"
+	if [ "$arch" = i386 ] && ! chroot "$dst.tmp/root" /usr/bin/true 2> /dev/null; then
+		i386_binfmt_on "$dst.tmp/root" || die "guest root i386: this host runs no i386 binary, and no binfmt_misc handler could be registered for qemu-i386"
+	fi
 	if chroot "$dst.tmp/root" /usr/bin/true 2> /dev/null; then
-		# i386 on an amd64 kernel with IA32 emulation: natively
-		log "guest root $arch: debootstrap --second-stage (chroot)"
+		# i386 on an amd64 kernel with IA32 emulation (or qemu-i386
+		# through binfmt_misc): as a native chroot
+		log "guest root $arch: debootstrap --second-stage (chroot${I386_BINFMT:+, i386 binaries under qemu-i386 via binfmt_misc})"
 		DEBOOTSTRAP_DIR=/debootstrap chroot "$dst.tmp/root" /debootstrap/debootstrap --second-stage \
 			> "$dst.tmp/second-stage.log" 2>&1
 	else
@@ -382,10 +389,47 @@ fetch_guest_root() {
 		DEBOOTSTRAP_DIR=/debootstrap proot -q "qemu-$qarch" -r "$dst.tmp/root" \
 			-b /proc -b /sys -b /dev -w / /debootstrap/debootstrap --second-stage \
 			> "$dst.tmp/second-stage.log" 2>&1
-	fi || { tail -5 "$dst.tmp/second-stage.log" >&2; die "guest root $arch: the second stage failed"; }
+	fi || { i386_binfmt_off; tail -5 "$dst.tmp/second-stage.log" >&2; die "guest root $arch: the second stage failed"; }
+	i386_binfmt_off
 	rm -rf "$dst.tmp/root/var/cache/apt/archives"/*.deb
 	rm -rf "$dst"; mv "$dst.tmp" "$dst"
 	echo "$pkgs" > "$dst/.configured"
+}
+
+# i386_binfmt_on ROOT: run i386 ELF binaries through Debian's static
+# qemu-i386 (taken out of qemu-user-static's .deb into $CACHE/tools, not
+# installed: the package is 380 MB) until i386_binfmt_off.  The F flag
+# opens the interpreter now, so it is found from inside the chroot.  The
+# handler is host-wide while it exists: it is removed after the second
+# stage, and on exit.  The magic and mask are qemu's own
+# (scripts/qemu-binfmt-conf.sh): an i386 ELF executable or shared object.
+I386_BINFMT=
+i386_binfmt_on() {
+	local bm=/proc/sys/fs/binfmt_misc qemu=$CACHE/tools/qemu-i386-static d
+	if [ ! -x "$qemu" ]; then
+		d=$(mktemp -d "$CACHE/qemu-static.XXXXXX")
+		(cd "$d" && download qemu-user-static) &&
+			dpkg-deb --fsys-tarfile "$d"/qemu-user-static_*.deb |
+			tar -xO ./usr/bin/qemu-i386-static > "$d/qemu-i386-static" &&
+			chmod +x "$d/qemu-i386-static" && mkdir -p "$CACHE/tools" &&
+			mv "$d/qemu-i386-static" "$qemu"
+		rm -rf "$d"
+		[ -x "$qemu" ] || return 1
+	fi
+	[ -e "$bm/register" ] || mount -t binfmt_misc binfmt_misc "$bm" || return 1
+	[ -e "$bm/softmq-i386" ] && echo -1 > "$bm/softmq-i386"
+	printf '%s' ':softmq-i386:M::\x7fELF\x01\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x02\x00\x03\x00:\xff\xff\xff\xff\xff\xfe\xfe\x00\xff\xff\xff\xff\xff\xff\xff\xff\xfe\xff\xff\xff:'"$qemu"':F' \
+		> "$bm/register" || return 1
+	I386_BINFMT=$bm/softmq-i386
+	trap i386_binfmt_off EXIT
+	log "guest root i386: this host execs no i386 binary; qemu-i386 registered with binfmt_misc for the second stage"
+	chroot "$1" /usr/bin/true
+}
+
+i386_binfmt_off() {
+	[ -n "$I386_BINFMT" ] && [ -e "$I386_BINFMT" ] && echo -1 > "$I386_BINFMT"
+	I386_BINFMT=
+	return 0
 }
 
 # fix_links ENVFILE: lib/modules/<abi>/{build,source} point at /usr/src
