@@ -139,6 +139,8 @@ done
 if [ -n "$CROSS_ARCH" ] && [ -n "$VMLINUZ" ]; then
 	logf=$OUT/logs/tc-plugin.log
 	mkdir -p "$OUT/logs"
+	# gcc -m32 (tests/ring installs it too, but vm.sh may run first)
+	[ "$CROSS_ARCH" != i386 ] || need_pkgs gcc-multilib || exit 1
 	if PATH=${CROSS_BIN:+$CROSS_BIN:}$PATH \
 	   LD_LIBRARY_PATH=${CROSS_BIN:+${CROSS_BIN%/bin}/lib/x86_64-linux-gnu} \
 	   make -C "$REPO/tc-plugin" "out/$CROSS_ARCH/q_softmq.so" \
