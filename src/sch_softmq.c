@@ -73,7 +73,8 @@
 #define SOFTMQ_TARGET_DEFAULT		5000U
 #define SOFTMQ_INTERVAL_DEFAULT		100000U
 /* Worst-case memory one instance may commit (all rings allocated). */
-#define SOFTMQ_MEM_CAP			(128U << 20)
+#define SOFTMQ_MEM_CAP_MIB		128
+#define SOFTMQ_MEM_CAP			((u64)SOFTMQ_MEM_CAP_MIB << 20)
 
 #define SOFTMQ_MAX_BANDS	3
 /* A hint word's band bits, without its "a ring woke" bits. */
@@ -1298,7 +1299,8 @@ static int softmq_parse(struct nlattr *opt, struct softmq_config *cfg,
 	}
 	if (softmq_geometry_bytes(cfg) > SOFTMQ_MEM_CAP) {
 		NL_SET_ERR_MSG_MOD(extack,
-				   "flows x depth x bands exceeds the 128 MiB memory cap");
+				   "flows x depth x bands exceeds the "
+				   __stringify(SOFTMQ_MEM_CAP_MIB) " MiB memory cap");
 		return -EINVAL;
 	}
 	return 0;
