@@ -47,7 +47,7 @@
  * IDLE re-marks after our clear.  After marking, the producer notes the
  * band in a hint word (softmq_band_note) that lets the consumer skip an
  * empty band without a scan; the consumer clears a hint only after a scan
- * found no mark, and scans once more after the clear (softmq_band_retire).
+ * found no mark, and scans once more after the clear (softmq_band_clear_hint).
  * The same word has a WOKE bit per band, set beside the hint, that the
  * consumer takes before it looks for rings it has not met yet
  * (softmq_band_woke_take).  No producer writes shared state on every
@@ -91,7 +91,7 @@ struct softmq_ring {
 	/* Consumer line: written by the consumer only. */
 	____cacheline_aligned_in_smp unsigned long head;
 	unsigned long	cmask;		/* copy of mask, keeps pops off the producer line */
-	long		credit;		/* consumer-private: softmq's DRR deficit */
+	long		deficit;	/* consumer-private: softmq's DRR deficit */
 	unsigned long	bytes_out;	/* bytes popped (softmq_ring_taken) */
 	/*
 	 * Spilled items taken off the stack, each list sorted by position:
@@ -130,7 +130,7 @@ static inline void softmq_ring_init(struct softmq_ring *r, unsigned int depth)
 	r->spilled = NULL;
 	r->head = 0;
 	r->cmask = depth - 1;
-	r->credit = 0;
+	r->deficit = 0;
 	r->bytes_out = 0;
 	r->spill_first = NULL;
 	r->spill_last = NULL;
@@ -518,13 +518,13 @@ static inline unsigned long softmq_active_next_wrap(const unsigned long *map,
  * Producer, after it marked a ring of @band (softmq_active_set(), or its
  * helper re-mark).  The barrier orders that mark before the hint read; the
  * read spares the store while the bit is set, so producers keep the line
- * shared.  Pairs with softmq_band_retire(): both sides store, full barrier,
+ * shared.  Pairs with softmq_band_clear_hint(): both sides store, full barrier,
  * load (store buffering), so at least one sees the other: the consumer's
  * rescan finds our mark, or we find its clear and set the bit again.
  */
 static inline void softmq_band_note(unsigned long *hints, unsigned int band)
 {
-	/* Our mark before the hint read; pairs with softmq_band_retire(). */
+	/* Our mark before the hint read; pairs with softmq_band_clear_hint(). */
 	smp_mb__after_atomic();
 	if (!test_bit(band, hints))
 		set_bit(band, hints);
@@ -567,8 +567,10 @@ static inline bool softmq_band_maybe(const unsigned long *hints,
  * Returns true if the band is empty and unhinted; false (hint set again) if
  * the rescan found a mark.
  */
-static inline bool softmq_band_retire(unsigned long *hints, unsigned int band,
-				      const unsigned long *map, unsigned long n)
+static inline bool softmq_band_clear_hint(unsigned long *hints,
+					  unsigned int band,
+					  const unsigned long *map,
+					  unsigned long n)
 {
 	clear_bit(band, hints);
 	/* The clear before the rescan; pairs with softmq_band_note(). */
@@ -588,13 +590,13 @@ static inline bool softmq_band_retire(unsigned long *hints, unsigned int band,
  * The barrier between the two loads: a waker W marks the ring and is
  * stopped before its note; the consumer C clears the hint, full barrier,
  * rescans and (W's mark not having reached it) finds nothing.  If we see
- * W's mark we must see C's clear, or we trust a hint C has retired: the
+ * W's mark we must see C's clear, or we trust a hint C has cleared: the
  * band is skipped with our packet in it, DRAINING stays clear, and the
  * bypass path may send our flow's next packet first.  That is the
  * RWC pattern: with plain loads here it is allowed on weakly ordered CPUs
  * (POWER; arm64 only through load-load reordering), forbidden once both
  * sides have a full barrier (LKMM, and x86 always).  C's is in
- * softmq_band_retire().
+ * softmq_band_clear_hint().
  */
 static inline bool softmq_ring_seen(const unsigned long *map, unsigned int idx,
 				    const unsigned long *hints,
@@ -602,7 +604,7 @@ static inline bool softmq_ring_seen(const unsigned long *map, unsigned int idx,
 {
 	if (!test_bit(idx, map))
 		return false;
-	/* The mark read before the hint read; pairs with softmq_band_retire(). */
+	/* The mark read before the hint read; pairs with softmq_band_clear_hint(). */
 	smp_mb();
 	return test_bit(band, hints);
 }

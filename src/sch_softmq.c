@@ -145,7 +145,7 @@ struct softmq_table {
 	struct softmq_ring	**rings;	/* [band * nr_rings + idx] */
 
 	/*
-	 * Bit b: band b may have a marked ring (softmq_band_note/_retire);
+	 * Bit b: band b may have a marked ring (softmq_band_note/_clear_hint);
 	 * bit SOFTMQ_BAND_WOKE + b: one may have woken (_woke_take).
 	 * Producers read it on a ring's wake edge and write it only when the
 	 * consumer has cleared a bit: its own line, off the header and cursors.
@@ -170,7 +170,7 @@ struct softmq_table {
 	 * the consumer reads it with acquire, so it sees every push that was
 	 * made before).
 	 */
-	bool			retired;
+	bool			unreachable;
 };
 
 /* The producers' event counters, per CPU (struct tc_softmq_xstats). */
@@ -224,7 +224,7 @@ struct softmq_sched_data {
 	u32			codel_backlog;	/* the ring's bytes, for codel_dequeue() */
 	/*
 	 * This dequeue met a ring whose head a producer has claimed but not
-	 * published, or an old table not yet retired.
+	 * published, or an old table not yet unreachable.
 	 */
 	bool			busy;
 	u64			codel_drops;
@@ -380,7 +380,7 @@ static struct softmq_ring *softmq_ring_lookup(struct softmq_sched_data *q,
 		return NULL;
 	ring = &flow->ring;
 	softmq_ring_init(ring, t->depth);
-	WRITE_ONCE(ring->credit, READ_ONCE(q->cfg.quantum));
+	WRITE_ONCE(ring->deficit, READ_ONCE(q->cfg.quantum));
 	old = cmpxchg(&t->rings[slot], NULL, ring);
 	if (old) {
 		kfree(flow);
@@ -745,7 +745,7 @@ static __always_inline bool softmq_ring_idle(struct softmq_sched_data *q,
 {
 	if (!softmq_ring_retire(ring, t->active[band], idx))
 		return false;
-	WRITE_ONCE(ring->credit, READ_ONCE(q->cfg.quantum));
+	WRITE_ONCE(ring->deficit, READ_ONCE(q->cfg.quantum));
 	if (__test_and_clear_bit(idx, t->known[band]))
 		t->known_rings[band]--;
 	return true;
@@ -798,14 +798,14 @@ static unsigned long softmq_band_new_flow(struct softmq_sched_data *q,
 		if (softmq_flow(ring)->new_round == t->round[band])
 			return n;
 		/*
-		 * It keeps the credit it has: a full quantum since it went
+		 * It keeps the deficit it has: a full quantum since it went
 		 * idle, less whatever the lap took from it if it served the
 		 * ring meanwhile (the rescan after MISSED does not look for new
 		 * rings): no extra quantum.  One the lap left in debt is no new
 		 * flow: the lap has it.
 		 */
 		softmq_flow(ring)->new_round = t->round[band];
-		if (ring->credit <= 0)
+		if (ring->deficit <= 0)
 			continue;
 		WRITE_ONCE(t->new_idx[band], idx);
 		WRITE_ONCE(q->new_flow_count, q->new_flow_count + 1);
@@ -817,7 +817,7 @@ static unsigned long softmq_band_new_flow(struct softmq_sched_data *q,
  * Consumer: the first marked ring of @band at or after @from, wrapping
  * once (a wrap ends a round-robin lap), or nr_rings if none is marked.  A
  * band found empty has its hint cleared, and is scanned once more in case
- * a producer marked a ring meanwhile (softmq_band_retire()); a second
+ * a producer marked a ring meanwhile (softmq_band_clear_hint()); a second
  * empty scan leaves the hint set: producers that keep marking must not
  * keep the consumer here, and a stale hint costs one scan later.
  */
@@ -834,7 +834,7 @@ static unsigned long softmq_band_next(struct softmq_table *t,
 		return idx;
 	}
 	t->round[band]++;
-	if (softmq_band_retire(&t->band_hints, band, t->active[band], n))
+	if (softmq_band_clear_hint(&t->band_hints, band, t->active[band], n))
 		return n;
 	return softmq_active_next(t->active[band], n, 0);
 }
@@ -865,7 +865,7 @@ static struct sk_buff *softmq_band_dequeue(struct Qdisc *sch,
 	if (new_flows && n > 1) {
 		while ((idx = softmq_band_new_flow(q, t, band)) < n) {
 			ring = READ_ONCE(rings[idx]);
-			if (ring->credit <= 0) {
+			if (ring->deficit <= 0) {
 				/* Its quantum spent, it joins the lap owing. */
 				WRITE_ONCE(t->new_idx[band], n);
 				continue;
@@ -873,8 +873,8 @@ static struct sk_buff *softmq_band_dequeue(struct Qdisc *sch,
 			skb = q->codel ? softmq_codel_dequeue(sch, ring) :
 					 softmq_ring_take(ring);
 			if (skb) {
-				WRITE_ONCE(ring->credit,
-					   ring->credit - qdisc_pkt_len(skb));
+				WRITE_ONCE(ring->deficit,
+					   ring->deficit - qdisc_pkt_len(skb));
 				return skb;
 			}
 			/*
@@ -888,13 +888,14 @@ static struct sk_buff *softmq_band_dequeue(struct Qdisc *sch,
 		}
 		/*
 		 * Nothing new to serve, and no ring we met since it woke still
-		 * holds packets: the band is most likely empty.  Retire its
+		 * holds packets: the band is most likely empty.  Clear its
 		 * hint and look once, instead of a lap's scan and then that
 		 * same look (at low load, after every packet).  A ring found
 		 * there sets the hint again and the lap serves it.
 		 */
 		if (!t->known_rings[band] &&
-		    softmq_band_retire(&t->band_hints, band, t->active[band], n))
+		    softmq_band_clear_hint(&t->band_hints, band,
+					   t->active[band], n))
 			return NULL;
 		idx = t->cursor[band];
 	}
@@ -905,9 +906,9 @@ static struct sk_buff *softmq_band_dequeue(struct Qdisc *sch,
 		if (idx >= n || idx == busy_from)
 			break;
 		ring = READ_ONCE(rings[idx]);
-		if (ring && ring->credit <= 0) {
-			WRITE_ONCE(ring->credit,
-				   ring->credit + READ_ONCE(q->cfg.quantum));
+		if (ring && ring->deficit <= 0) {
+			WRITE_ONCE(ring->deficit,
+				   ring->deficit + READ_ONCE(q->cfg.quantum));
 			softmq_note_occupancy(q, ring);
 			busy_from = n;
 			continue;
@@ -917,8 +918,8 @@ static struct sk_buff *softmq_band_dequeue(struct Qdisc *sch,
 			skb = q->codel ? softmq_codel_dequeue(sch, ring) :
 					 softmq_ring_take(ring);
 		if (skb) {
-			WRITE_ONCE(ring->credit,
-				   ring->credit - qdisc_pkt_len(skb));
+			WRITE_ONCE(ring->deficit,
+				   ring->deficit - qdisc_pkt_len(skb));
 			t->cursor[band] = idx;
 			return skb;
 		}
@@ -975,7 +976,7 @@ static bool softmq_drain_end(struct softmq_sched_data *q)
 	struct softmq_table *old = q->draining;
 
 	/* Acquire: pairs with the release in softmq_change(). */
-	if (!smp_load_acquire(&old->retired) || !softmq_table_idle(old))
+	if (!smp_load_acquire(&old->unreachable) || !softmq_table_idle(old))
 		return false;
 	WRITE_ONCE(q->draining, NULL);
 	q->spent = old;
@@ -1048,7 +1049,7 @@ retry:
 
 	/*
 	 * Packets are queued that we cannot take yet (a push in flight, or an
-	 * old table not yet retired).  Their producer's own qdisc_run(), or
+	 * old table producers may still reach).  Their producer's own qdisc_run(), or
 	 * change(), runs us again; meanwhile DRAINING keeps
 	 * nolock_qdisc_is_empty() false, so the bypass path cannot send a
 	 * newer packet ahead of them, and without MISSED we do not spin.
@@ -1092,7 +1093,7 @@ static void softmq_table_purge(struct Qdisc *sch, struct softmq_table *t)
 				else
 					kfree_skb(skb);
 			}
-			WRITE_ONCE(ring->credit, quantum);
+			WRITE_ONCE(ring->deficit, quantum);
 			codel_vars_init(&softmq_flow(ring)->cvars);
 			if (test_bit(idx, active))
 				softmq_ring_retire(ring, active, idx);
@@ -1106,7 +1107,7 @@ static void softmq_table_purge(struct Qdisc *sch, struct softmq_table *t)
 		 */
 		t->woke_pending[band] = true;
 		t->cursor[band] = 0;
-		softmq_band_retire(&t->band_hints, band, active, t->nr_rings);
+		softmq_band_clear_hint(&t->band_hints, band, active, t->nr_rings);
 	}
 }
 
@@ -1496,8 +1497,8 @@ static struct softmq_table *softmq_reap(struct Qdisc *sch, bool *left)
 	spin_lock_bh(lock);
 	old = q->spent;
 	q->spent = NULL;
-	/* Only change(), which calls us, sets retired. */
-	if (!old && q->draining && q->draining->retired &&
+	/* Only change(), which calls us, sets unreachable. */
+	if (!old && q->draining && q->draining->unreachable &&
 	    softmq_table_idle(q->draining)) {
 		old = q->draining;
 		q->draining = NULL;
@@ -1562,11 +1563,11 @@ static int softmq_change(struct Qdisc *sch, struct nlattr *opt,
 	if (!(sch->flags & TCQ_F_NOLOCK)) {
 		/*
 		 * No NOLOCK (a classful parent): producers enqueue under the
-		 * lock we hold, so none is inside @old any more and it retires
-		 * now; dequeue never returns NULL with packets queued
+		 * lock we hold, so none is inside @old any more: it is
+		 * unreachable now; dequeue never returns NULL with packets queued
 		 * (qdisc_warn_nonwc).  Release: pairs with dequeue's acquire.
 		 */
-		smp_store_release(&old->retired, true);
+		smp_store_release(&old->unreachable, true);
 	}
 	softmq_consumer_unlock(sch, lock);
 	softmq_set_config(q, &cfg);
@@ -1574,12 +1575,12 @@ static int softmq_change(struct Qdisc *sch, struct nlattr *opt,
 
 	/* After this no producer is inside @old: it can only shrink. */
 	synchronize_net();
-	/* Release: a consumer that sees retired sees every push into @old. */
-	smp_store_release(&old->retired, true);
+	/* Release: a consumer that sees unreachable sees every push into @old. */
+	smp_store_release(&old->unreachable, true);
 
 	softmq_table_free(softmq_reap(sch, NULL));
 	/*
-	 * A dequeue that ran while @old was not retired returned NULL with
+	 * A dequeue that ran while @old was reachable returned NULL with
 	 * DRAINING set; run the qdisc so packets in either table move on.
 	 */
 	if (netif_running(qdisc_dev(sch)))
@@ -1627,7 +1628,7 @@ static int softmq_init(struct Qdisc *sch, struct nlattr *opt,
 		NL_SET_ERR_MSG_MOD(extack, "cannot allocate the ring table");
 		return -ENOMEM;
 	}
-	t->retired = false;
+	t->unreachable = false;
 	RCU_INIT_POINTER(q->table, t);
 	codel_params_init(&q->cparams);
 	q->cparams.mtu = psched_mtu(qdisc_dev(sch));
@@ -1658,12 +1659,12 @@ static void softmq_reset(struct Qdisc *sch)
 	if (q->draining) {
 		softmq_table_purge(sch, q->draining);
 		/*
-		 * Retire it here as dequeue would: after a reset (link down)
+		 * Forget it here as dequeue would: after a reset (link down)
 		 * no dequeue may come to do it, and every later geometry
 		 * change would wait for it and fail with EBUSY.  change() and
 		 * destroy() free q->spent; at most one of the two is set.
 		 */
-		if (smp_load_acquire(&q->draining->retired) &&
+		if (smp_load_acquire(&q->draining->unreachable) &&
 		    softmq_table_idle(q->draining)) {
 			q->spent = q->draining;
 			WRITE_ONCE(q->draining, NULL);
@@ -1892,7 +1893,7 @@ static int softmq_dump_class_stats(struct Qdisc *sch, unsigned long cl,
 	qs.backlog = min_t(unsigned long, softmq_ring_backlog(ring), U32_MAX);
 	st->band = band;
 	st->index = idx;
-	st->deficit = clamp_t(long, READ_ONCE(ring->credit), S32_MIN, S32_MAX);
+	st->deficit = clamp_t(long, READ_ONCE(ring->deficit), S32_MIN, S32_MAX);
 	st->ldelay = codel_time_to_us(READ_ONCE(vars->ldelay));
 	st->count = READ_ONCE(vars->count);
 	st->lastcount = READ_ONCE(vars->lastcount);

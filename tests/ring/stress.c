@@ -135,7 +135,7 @@ static unsigned long cursor, hints;
 static int band_dequeue(int *busy)
 {
 	unsigned long idx = cursor, first_busy = R;
-	int hint_retired = 0;
+	int hint_cleared = 0;
 
 	if (!softmq_band_maybe(&hints, 0))
 		return 0;
@@ -145,9 +145,9 @@ static int band_dequeue(int *busy)
 		idx = softmq_active_next_wrap(active, R, idx);
 		if (idx >= R) {
 			cursor = 0;
-			if (hint_retired || softmq_band_retire(&hints, 0, active, R))
+			if (hint_cleared || softmq_band_clear_hint(&hints, 0, active, R))
 				return 0;
-			hint_retired = 1;
+			hint_cleared = 1;
 			idx = 0;
 			continue;
 		}

@@ -98,7 +98,7 @@ static void t_init_empty(void **state)
 	assert_int_equal(r->head_snap, 0);
 	assert_int_equal(r->mask, 7);
 	assert_int_equal(r->cmask, 7);
-	assert_int_equal(r->credit, 0);
+	assert_int_equal(r->deficit, 0);
 	assert_int_equal(softmq_ring_count(r), 0);
 	assert_int_equal(softmq_ring_len(r), softmq_ring_count(r));
 	assert_null(softmq_ring_peek(r));
@@ -118,11 +118,11 @@ static void t_reinit(void **state)
 	(void)state;
 	fill(r, 3);
 	pop_expect(r, 1, 3);
-	r->credit = 77;
+	r->deficit = 77;
 	softmq_ring_init(r, 4);		/* slots are NULL again: allowed */
 	assert_int_equal(softmq_ring_count(r), 0);
 	assert_int_equal(softmq_ring_len(r), softmq_ring_count(r));
-	assert_int_equal(r->credit, 0);
+	assert_int_equal(r->deficit, 0);
 	push_expect(r, 9, SOFTMQ_PUSH_WOKE);
 	assert_int_equal(ITEM_N(softmq_ring_pop(r)), 9);
 	free(r);
@@ -162,7 +162,7 @@ static void t_fifo_full_peek_count(void **state)
 	assert_null(r->spill_first);
 	assert_null(softmq_ring_peek(r));
 	assert_null(softmq_ring_pop(r));
-	assert_int_equal(r->credit, 0);		/* consumer-private, untouched */
+	assert_int_equal(r->deficit, 0);		/* consumer-private, untouched */
 	free(r);
 }
 
@@ -691,7 +691,7 @@ static void t_active_random(void **state)
 	}
 }
 
-/* Band hints: note sets, maybe reads, retire clears only an unmarked band. */
+/* Band hints: note sets, maybe reads, clear_hint clears only an unmarked band's. */
 static void t_band_hints(void **state)
 {
 	unsigned long hints = 0, map[2] = { 0, 0 };
@@ -704,8 +704,8 @@ static void t_band_hints(void **state)
 	softmq_band_note(&hints, 1);			/* already set: unchanged */
 	assert_int_equal(hints, 2UL | 1UL << (SOFTMQ_BAND_WOKE + 1));
 
-	/* nothing marked: retired, hint clear; the woke bit is the scan's */
-	assert_true(softmq_band_retire(&hints, 1, map, 100));
+	/* nothing marked: hint cleared; the woke bit is the scan's */
+	assert_true(softmq_band_clear_hint(&hints, 1, map, 100));
 	assert_int_equal(hints, 1UL << (SOFTMQ_BAND_WOKE + 1));
 	assert_false(softmq_band_woke_take(&hints, 0));
 	assert_true(softmq_band_woke_take(&hints, 1));	/* taken once */
@@ -715,15 +715,15 @@ static void t_band_hints(void **state)
 	softmq_band_note(&hints, 1);
 	assert_true(softmq_band_woke_take(&hints, 1));
 	assert_int_equal(hints, 2);
-	assert_true(softmq_band_retire(&hints, 1, map, 100));
+	assert_true(softmq_band_clear_hint(&hints, 1, map, 100));
 
 	/* a mark anywhere in [0, n): kept, hint set again */
 	softmq_band_note(&hints, 2);
 	softmq_active_set(map, 99);
-	assert_false(softmq_band_retire(&hints, 2, map, 100));
+	assert_false(softmq_band_clear_hint(&hints, 2, map, 100));
 	assert_true(softmq_band_maybe(&hints, 2));
 	/* a mark at or past n does not count */
-	assert_true(softmq_band_retire(&hints, 2, map, 99));
+	assert_true(softmq_band_clear_hint(&hints, 2, map, 99));
 	assert_false(softmq_band_maybe(&hints, 2));
 }
 
@@ -740,7 +740,7 @@ static void t_ring_seen(void **state)
 	assert_true(softmq_ring_seen(map, 70, &hints, 1));	/* both */
 	assert_false(softmq_ring_seen(map, 70, &hints, 2));	/* other band's hint */
 	assert_false(softmq_ring_seen(map, 69, &hints, 1));	/* other ring */
-	assert_true(softmq_band_retire(&hints, 1, map, 64));	/* clears the hint */
+	assert_true(softmq_band_clear_hint(&hints, 1, map, 64));	/* clears the hint */
 	assert_false(softmq_ring_seen(map, 70, &hints, 1));	/* mark, no hint */
 }
 
@@ -818,8 +818,8 @@ static void t_retire_loses_to_push(void **state)
 
 /*
  * A producer marks and notes right after the consumer's hint clear: the
- * consumer's second look finds the mark, so the band is not retired and its
- * hint ends set (the store-buffering handshake, in one of its two orders;
+ * consumer's second look finds the mark, so the band keeps its hint (it
+ * ends set (the store-buffering handshake, in one of its two orders;
  * in the other the producer's note sees the clear and sets the bit itself).
  */
 static unsigned long h_hints;
@@ -829,7 +829,7 @@ static void other_mark_note(void)
 	softmq_band_note(&h_hints, 1);
 }
 
-static void t_band_retire_loses_to_mark(void **state)
+static void t_band_clear_hint_loses_to_mark(void **state)
 {
 	unsigned long map[1] = { 0 };
 
@@ -837,7 +837,7 @@ static void t_band_retire_loses_to_mark(void **state)
 	h_map = map;
 	h_hints = 1UL << 1;
 	arm(KSHIM_CLEAR_BIT, &h_hints, other_mark_note);
-	assert_false(softmq_band_retire(&h_hints, 1, map, 64));
+	assert_false(softmq_band_clear_hint(&h_hints, 1, map, 64));
 	kshim_hook = NULL;
 	assert_int_equal(h_fired, 1);
 	assert_true(softmq_band_maybe(&h_hints, 1));
@@ -985,7 +985,7 @@ int main(void)
 		cmocka_unit_test(t_ring_seen),
 #ifdef RING_KSHIM
 		cmocka_unit_test(t_retire_loses_to_push),
-		cmocka_unit_test(t_band_retire_loses_to_mark),
+		cmocka_unit_test(t_band_clear_hint_loses_to_mark),
 		cmocka_unit_test(t_retire_order),
 		cmocka_unit_test(t_push_cmpxchg_retry),
 		cmocka_unit_test(t_push_fits_after_drain),

@@ -11,7 +11,7 @@
  *      SOFTMQ_PUSH_WOKE: softmq_active_set(), then softmq_band_note().
  *   C  the consumer in softmq_band_dequeue(): it read the hint set
  *      (band_maybe) before the start, scans the marks, and finding none
- *      runs softmq_band_retire(): clear the hint, barrier, scan again,
+ *      runs softmq_band_clear_hint(): clear the hint, barrier, scan again,
  *      set the hint again if the rescan finds a mark.
  *   P  the producer P2 whose push into the same ring returned
  *      SOFTMQ_PUSH_OK (W's push made the ring non-idle; W may not have
@@ -50,7 +50,7 @@
  *   -DSC: a store reaches every CPU as it is performed.
  *
  * Property (assertion at the end of every execution, exhaustive)
- *   P2's packet is visible to the consumer.  If C retired the hint (its
+ *   P2's packet is visible to the consumer.  If C cleared the hint (its
  *   rescan found no mark: the next dequeue skips the band; DRAINING stays
  *   clear, the qdisc looks empty and P2's flow's next packet may take the
  *   bypass path ahead of this one), then before returning P2 must have
@@ -74,7 +74,7 @@
  *                   before P reads the hint, so C's rescan after its own
  *                   barrier sees the mark, or C's clear (pushed out by C's
  *                   barrier) reached P before P's hint read.
- *   MUT_NO_RETIRE_MB softmq_band_retire() without its barrier (a check of
+ *   MUT_NO_RETIRE_MB softmq_band_clear_hint() without its barrier (a check of
  *                   the model: the pairing barrier on C's side matters too)
  *   Why SC hides it: P's reads of mark = 1 and of the old hint come after
  *   W's mark store and before C's clear in the single order, so C's rescan
@@ -202,18 +202,18 @@ proctype consumer()
 	if
 	:: m -> csaw = 1		/* the ring is found: popped, retired by softmq.pml's rules */
 	:: else ->
-		/* Q: if (softmq_band_retire(&t->band_hints, band, t->active[band], n)) */
+		/* Q: if (softmq_band_clear_hint(&t->band_hints, band, t->active[band], n)) */
 		d_step { cclear = nst[HINT] };
-		store(C, HINT, 0);	/* H:573 clear_bit(band, hints); */
+		store(C, HINT, 0);	/* H:575 clear_bit(band, hints); */
 #ifndef MUT_NO_RETIRE_MB
-		mb(C);			/* H:575 smp_mb__after_atomic(); */
+		mb(C);			/* H:577 smp_mb__after_atomic(); */
 #endif
-		load(C, MARK, m);	/* H:576 if (softmq_active_next(map, n, 0) >= n) */
+		load(C, MARK, m);	/* H:578 if (softmq_active_next(map, n, 0) >= n) */
 		if
 		:: m ->
-			store(C, HINT, 1);	/* H:578 set_bit(band, hints); */
+			store(C, HINT, 1);	/* H:580 set_bit(band, hints); */
 			csaw = 1
-		:: else -> skip		/* H:577 return true; */
+		:: else -> skip		/* H:579 return true; */
 		fi
 	fi;
 	cdone = 1
@@ -225,14 +225,14 @@ proctype producer()
 	bit m, h;
 
 	/* Q: } else if (unlikely(!softmq_ring_seen(t->active[band], idx, */
-	load(P, MARK, m);		/* H:603 if (!test_bit(idx, map)) */
+	load(P, MARK, m);		/* H:605 if (!test_bit(idx, map)) */
 	if
 	:: m ->
 #ifndef MUT_NO_SEEN_MB
-		mb(P);			/* H:606 smp_mb(); */
+		mb(P);			/* H:608 smp_mb(); */
 #endif
-		load(P, HINT, h)	/* H:607 return test_bit(band, hints); */
-	:: else -> h = 0		/* H:604 return false; */
+		load(P, HINT, h)	/* H:609 return test_bit(band, hints); */
+	:: else -> h = 0		/* H:606 return false; */
 	fi;
 	if
 	:: !h ->

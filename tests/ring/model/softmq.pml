@@ -339,7 +339,7 @@ inline band_dequeue()
 	   fi;
 	   if
 	   :: idx >= NR ->
-		/* Q: if (softmq_band_retire(&t->band_hints, band, t->active[band], n)) */
+		/* Q: if (softmq_band_clear_hint(&t->band_hints, band, t->active[band], n)) */
 #ifndef MUT_HINT_NO_RESCAN
 		hint = 0;			/* H: clear_bit(band, hints); */
 		d_step {			/* H: if (softmq_active_next(map, n, 0) >= n) */
@@ -431,15 +431,15 @@ inline band_dequeue()
 	   fi;
 
 	   /* softmq_ring_retire() */
-	   atomic {				/* H:620 long t = atomic_long_read(&r->tail); */
+	   atomic {				/* H:622 long t = atomic_long_read(&r->tail); */
 		t2 = tail[idx];
-		ok = (t2 / 2 == head[idx])	/* H:622 if (softmq_ring_pos(t) != r->head) */
+		ok = (t2 / 2 == head[idx])	/* H:624 if (softmq_ring_pos(t) != r->head) */
 	   };
 	   if
 	   :: ok ->
 #ifndef MUT_RETIRE_ORDER
-		mark[idx] = 0;			/* H:624 clear_bit(idx, map); */
-		atomic {			/* H:630 if (atomic_long_try_cmpxchg(&r->tail, &t, t | SOFTMQ_RING_IDLE)) */
+		mark[idx] = 0;			/* H:626 clear_bit(idx, map); */
+		atomic {			/* H:632 if (atomic_long_try_cmpxchg(&r->tail, &t, t | SOFTMQ_RING_IDLE)) */
 			if
 			:: tail[idx] == t2 -> tail[idx] = t2 | 1
 			:: else -> ok = 0
@@ -457,7 +457,7 @@ inline band_dequeue()
 #endif
 		if
 #ifndef MUT_RETIRE_NOSET
-		:: !ok -> mark[idx] = 1		/* H:632 set_bit(idx, map); */
+		:: !ok -> mark[idx] = 1		/* H:634 set_bit(idx, map); */
 #endif
 		:: else -> skip
 		fi
