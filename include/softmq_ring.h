@@ -41,7 +41,10 @@
  * beyond a cmpxchg retry.
  *
  * The empty -> non-empty edge: the producer whose cmpxchg cleared IDLE gets
- * SOFTMQ_PUSH_WOKE and must mark the ring active (softmq_active_set).  The
+ * SOFTMQ_PUSH_WOKE and must mark the ring active (set_bit() in the band's
+ * bitmap).  The mark is not ordered after the slot's publish: a consumer
+ * may see the mark first, find the slot NULL, fail to retire (the tail
+ * holds the claim) and move on; the producer runs the qdisc.  The
  * consumer unmarks a drained ring with softmq_ring_retire(): clear the mark,
  * then cmpxchg IDLE in; the cmpxchg is fully ordered, so a producer that sees
  * IDLE re-marks after our clear.  After marking, the producer notes the
@@ -431,16 +434,6 @@ static inline unsigned long softmq_ring_backlog(const struct softmq_ring *r)
 
 /* ---- active marking ------------------------------------------------------ */
 
-/*
- * Producer, after SOFTMQ_PUSH_WOKE.  Not ordered after the slot's publish:
- * a consumer may see the mark first, find the slot NULL, fail to retire
- * (the tail holds the claim) and move on; the producer runs the qdisc.
- */
-static inline void softmq_active_set(unsigned long *map, unsigned int idx)
-{
-	set_bit(idx, map);
-}
-
 /* The bits of a one-word bitmap of @n (1..BITS_PER_LONG) bits. */
 static inline unsigned long softmq_active_word(const unsigned long *map,
 					       unsigned long n)
@@ -515,11 +508,11 @@ static inline unsigned long softmq_active_next_wrap(const unsigned long *map,
  * and one per band at SOFTMQ_BAND_WOKE + band, "a ring of this band woke
  * since the consumer last looked for new ones" (softmq_band_woke_take()).
  *
- * Producer, after it marked a ring of @band (softmq_active_set(), or its
- * helper re-mark).  The barrier orders that mark before the hint read; the
+ * Producer, after it marked a ring of @band (set_bit() on its wake edge,
+ * or a helper's re-mark).  The barrier orders that mark before the hint read; the
  * read spares the store while the bit is set, so producers keep the line
- * shared.  Pairs with softmq_band_clear_hint(): both sides store, full barrier,
- * load (store buffering), so at least one sees the other: the consumer's
+ * shared.  Pairs with softmq_band_clear_hint(): both sides store, full
+ * barrier, load (store buffering), so at least one sees the other: the consumer's
  * rescan finds our mark, or we find its clear and set the bit again.
  */
 static inline void softmq_band_note(unsigned long *hints, unsigned int band)
@@ -551,13 +544,6 @@ static inline bool softmq_band_woke_take(unsigned long *hints,
 	/* The clear before the scan; pairs with softmq_band_note(). */
 	smp_mb__after_atomic();
 	return true;
-}
-
-/* Consumer.  False only if no ring of @band was marked when the bit was read. */
-static inline bool softmq_band_maybe(const unsigned long *hints,
-				     unsigned int band)
-{
-	return test_bit(band, hints);
 }
 
 /*

@@ -560,7 +560,7 @@ static int softmq_enqueue(struct sk_buff *skb, struct Qdisc *sch,
 		softmq_stat_add(q, SOFTMQ_CNT_SPILLED, 1);
 	/* From here on another CPU may have dequeued and freed skb. */
 	if (res == SOFTMQ_PUSH_WOKE) {
-		softmq_active_set(t->active[band], idx);
+		set_bit(idx, t->active[band]);
 		softmq_band_note(&t->band_hints, band);
 		softmq_stat_add(q, SOFTMQ_CNT_RING_WAKEUPS, 1);
 	} else if (unlikely(!softmq_ring_seen(t->active[band], idx,
@@ -577,7 +577,7 @@ static int softmq_enqueue(struct sk_buff *skb, struct Qdisc *sch,
 		 * a ring the consumer emptied meanwhile is retired on its next
 		 * visit, a stale hint on the band's next scan).
 		 */
-		softmq_active_set(t->active[band], idx);
+		set_bit(idx, t->active[band]);
 		softmq_band_note(&t->band_hints, band);
 	}
 	qdisc_update_stats_at_enqueue(sch, pkt_len);
@@ -943,8 +943,11 @@ static struct sk_buff *softmq_table_dequeue(struct Qdisc *sch,
 	unsigned int band;
 
 	for (band = 0; band < t->bands; band++) {
-		/* An empty band costs a bit test here, not a call. */
-		if (!softmq_band_maybe(&t->band_hints, band))
+		/*
+		 * An empty band costs a bit test here, not a call.  False only
+		 * if no ring of the band was marked when the bit was read.
+		 */
+		if (!test_bit(band, &t->band_hints))
 			continue;
 		skb = softmq_band_dequeue(sch, t, band, new_flows);
 		if (skb)
@@ -1017,7 +1020,7 @@ retry:
 	}
 	t = softmq_table_protected(sch);
 	/*
-	 * No band hinted: every band would be skipped (softmq_band_maybe()).
+	 * No band hinted: every band would be skipped (its test_bit()).
 	 * The empty dequeue that ends each burst, per packet at low load,
 	 * stops at this load.
 	 */

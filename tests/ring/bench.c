@@ -153,7 +153,7 @@ static int q_push(unsigned int p, void *it)
 			return 0;
 		res = softmq_ring_push(r, it, &retries);
 		if (res == SOFTMQ_PUSH_WOKE)
-			softmq_active_set(active, kind == K_SOFTMQ_M ? 0 : p);
+			set_bit(kind == K_SOFTMQ_M ? 0 : p, active);
 		return 1;
 	case K_SPIN:
 		return spin_push(sring, it);
@@ -422,7 +422,7 @@ edge_cycle(struct softmq_ring *r, unsigned long *map, void *it)
 	unsigned int retries = 0;
 	int ok = softmq_ring_push(r, it, &retries) == SOFTMQ_PUSH_WOKE;
 
-	softmq_active_set(map, 0);
+	set_bit(0, map);
 	ok &= softmq_active_next(map, 1, 0) == 0;
 	ok &= softmq_ring_pop(r) == it;
 	ok &= softmq_ring_pop(r) == NULL;

@@ -117,7 +117,7 @@ static void op_push(unsigned int r)
 	f->q[f->tail++ % QMAX] = it;
 	if (res == SOFTMQ_PUSH_WOKE) {
 		f->idle = 0;
-		softmq_active_set(map, r);
+		set_bit(r, map);
 	}
 }
 
@@ -173,7 +173,7 @@ static void op_publish(unsigned int k)
 	}
 	ref[pd->ring].q[pd->refidx % QMAX] = pd->it;
 	if (pd->woke)
-		softmq_active_set(map, (unsigned int)pd->ring);
+		set_bit((unsigned int)pd->ring, map);
 	pd->used = 0;
 }
 

@@ -137,7 +137,7 @@ static int band_dequeue(int *busy)
 	unsigned long idx = cursor, first_busy = R;
 	int hint_cleared = 0;
 
-	if (!softmq_band_maybe(&hints, 0))
+	if (!test_bit(0, &hints))
 		return 0;
 	for (;;) {
 		void *it;
@@ -195,7 +195,7 @@ static void producer_push(unsigned int p, unsigned long seq, void (*on_full)(voi
 	if (res == SOFTMQ_PUSH_SPILLED)
 		__atomic_fetch_add(&spills, 1, __ATOMIC_RELAXED);
 	if (res == SOFTMQ_PUSH_WOKE && active) {
-		softmq_active_set(active, idx);
+		set_bit(idx, active);
 		softmq_band_note(&hints, 0);
 	}
 	if (retries)
@@ -265,7 +265,7 @@ static void *consumer_many(void *arg)
 		/* With no producer left, a marked ring in an unhinted band
 		 * would never be served again: the hint protocol failed. */
 		if (atomic_load(&producers_left) == 0 &&
-		    !softmq_band_maybe(&hints, 0)) {
+		    !test_bit(0, &hints)) {
 			fprintf(stderr, "stress: rings marked but the band hint is clear\n");
 			abort();
 		}

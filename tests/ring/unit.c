@@ -174,7 +174,7 @@ static void t_woke_edge(void **state)
 
 	(void)state;
 	push_expect(r, 1, SOFTMQ_PUSH_WOKE);
-	softmq_active_set(map, 3);
+	set_bit(3, map);
 	push_expect(r, 2, SOFTMQ_PUSH_OK);
 	assert_int_equal(ITEM_N(softmq_ring_pop(r)), 1);
 	assert_int_equal(ITEM_N(softmq_ring_pop(r)), 2);
@@ -206,7 +206,7 @@ static void t_capacity_1(void **state)
 
 		assert_int_equal(res, lap % 2 ? SOFTMQ_PUSH_WOKE : SOFTMQ_PUSH_OK);
 		if (res == SOFTMQ_PUSH_WOKE)
-			softmq_active_set(map, 0);
+			set_bit(0, map);
 		assert_int_equal(softmq_ring_push(r, ITEM(5000 + lap), &retries),
 				 SOFTMQ_PUSH_SPILLED);
 		assert_int_equal(softmq_ring_count(r), 2);
@@ -283,7 +283,7 @@ static void laps_vs_reference(unsigned int depth, unsigned long start,
 							     SOFTMQ_PUSH_OK);
 			}
 			if (res == SOFTMQ_PUSH_WOKE)
-				softmq_active_set(map, 0);
+				set_bit(0, map);
 			idle = 0;
 			ref[rt++ % qmax] = next++;
 		} else if (op < 7) {	/* pop */
@@ -366,7 +366,7 @@ static void t_wrap_full_exact(void **state)
 	pop_expect(r, 1, 6);
 	assert_null(softmq_ring_pop(r));
 	assert_int_equal(r->head, 4);
-	softmq_active_set(map, 0);
+	set_bit(0, map);
 	assert_true(softmq_ring_retire(r, map, 0));
 	assert_int_equal(TAIL_LOAD(r), (4 << 1) | SOFTMQ_RING_IDLE);
 	free(r);
@@ -422,7 +422,7 @@ static void t_unpublished_head(void **state)
 	claim(r, &pos, &woke);
 	assert_true(woke);
 	push_expect(r, 2, SOFTMQ_PUSH_OK);	/* behind the stalled one */
-	softmq_active_set(map, 0);		/* as the stalled one will */
+	set_bit(0, map);		/* as the stalled one will */
 	assert_int_equal(softmq_ring_count(r), 2);	/* includes the claim */
 	assert_int_equal(softmq_ring_len(r), softmq_ring_count(r));
 	assert_null(softmq_ring_peek(r));	/* FIFO: nothing skips it */
@@ -597,8 +597,8 @@ static void t_active_bitmap(void **state)
 	assert_int_equal(softmq_active_next(map, n, 0), n);
 	assert_int_equal(softmq_active_next(map, n, 149), n);
 	for (i = 0; i < sizeof(bits) / sizeof(bits[0]); i++)
-		softmq_active_set(map, bits[i]);
-	softmq_active_set(map, 64);		/* idempotent */
+		set_bit(bits[i], map);
+	set_bit(64, map);		/* idempotent */
 	assert_int_equal(map[0], 3UL | (1UL << 63));
 	assert_int_equal(map[1], 1UL | (1UL << 63));
 	assert_int_equal(map[2], 1UL | (1UL << 21));
@@ -630,13 +630,13 @@ static void t_active_bitmap(void **state)
 	assert_int_equal(softmq_active_next(map, n, 0), n);
 
 	/* n exactly one and two words, n = 1 */
-	softmq_active_set(map, 63);
+	set_bit(63, map);
 	assert_int_equal(softmq_active_next(map, 64, 0), 63);
 	assert_int_equal(softmq_active_next(map, 63, 0), 63);	/* = n */
 	assert_int_equal(softmq_active_next(map, 128, 64), 128);
-	softmq_active_set(map, 127);
+	set_bit(127, map);
 	assert_int_equal(softmq_active_next(map, 128, 64), 127);
-	softmq_active_set(map, 0);
+	set_bit(0, map);
 	assert_int_equal(softmq_active_next(map, 1, 0), 0);
 	assert_int_equal(softmq_active_next(map, 1, 1), 1);
 	free(r);
@@ -655,7 +655,7 @@ static void t_active_random(void **state)
 		memset(map, 0, sizeof(map));
 		for (i = 0; i < n; i++)
 			if (density && lcg() % (density * 8) == 0)
-				softmq_active_set(map, i);
+				set_bit(i, map);
 		if (round % 3 == 0) {	/* junk past n, in n's last word too */
 			map[4] |= ~0UL << 1;
 			if (n % BITS_PER_LONG)
@@ -697,10 +697,10 @@ static void t_band_hints(void **state)
 	unsigned long hints = 0, map[2] = { 0, 0 };
 
 	(void)state;
-	assert_false(softmq_band_maybe(&hints, 0));
+	assert_false(test_bit(0, &hints));
 	softmq_band_note(&hints, 1);
-	assert_true(softmq_band_maybe(&hints, 1));
-	assert_false(softmq_band_maybe(&hints, 0));
+	assert_true(test_bit(1, &hints));
+	assert_false(test_bit(0, &hints));
 	softmq_band_note(&hints, 1);			/* already set: unchanged */
 	assert_int_equal(hints, 2UL | 1UL << (SOFTMQ_BAND_WOKE + 1));
 
@@ -719,12 +719,12 @@ static void t_band_hints(void **state)
 
 	/* a mark anywhere in [0, n): kept, hint set again */
 	softmq_band_note(&hints, 2);
-	softmq_active_set(map, 99);
+	set_bit(99, map);
 	assert_false(softmq_band_clear_hint(&hints, 2, map, 100));
-	assert_true(softmq_band_maybe(&hints, 2));
+	assert_true(test_bit(2, &hints));
 	/* a mark at or past n does not count */
 	assert_true(softmq_band_clear_hint(&hints, 2, map, 99));
-	assert_false(softmq_band_maybe(&hints, 2));
+	assert_false(test_bit(2, &hints));
 }
 
 /* The producer's check after a non-waking push: marked and hinted. */
@@ -736,7 +736,7 @@ static void t_ring_seen(void **state)
 	assert_false(softmq_ring_seen(map, 70, &hints, 1));	/* neither */
 	softmq_band_note(&hints, 1);
 	assert_false(softmq_ring_seen(map, 70, &hints, 1));	/* hint, no mark */
-	softmq_active_set(map, 70);
+	set_bit(70, map);
 	assert_true(softmq_ring_seen(map, 70, &hints, 1));	/* both */
 	assert_false(softmq_ring_seen(map, 70, &hints, 2));	/* other band's hint */
 	assert_false(softmq_ring_seen(map, 69, &hints, 1));	/* other ring */
@@ -788,7 +788,7 @@ static void other_push(void)
 
 	other_res = softmq_ring_push(h_ring, ITEM(100), &rt);
 	if (other_res == SOFTMQ_PUSH_WOKE)
-		softmq_active_set(h_map, 0);
+		set_bit(0, h_map);
 }
 
 /* Retire failure case 2: a push lands between retire's clear and cmpxchg. */
@@ -801,7 +801,7 @@ static void t_retire_loses_to_push(void **state)
 	h_ring = r;
 	h_map = map;
 	push_expect(r, 1, SOFTMQ_PUSH_WOKE);
-	softmq_active_set(map, 0);
+	set_bit(0, map);
 	assert_int_equal(ITEM_N(softmq_ring_pop(r)), 1);
 	assert_null(softmq_ring_pop(r));
 	arm(KSHIM_CLEAR_BIT, NULL, other_push);
@@ -825,7 +825,7 @@ static void t_retire_loses_to_push(void **state)
 static unsigned long h_hints;
 static void other_mark_note(void)
 {
-	softmq_active_set(h_map, 7);
+	set_bit(7, h_map);
 	softmq_band_note(&h_hints, 1);
 }
 
@@ -840,7 +840,7 @@ static void t_band_clear_hint_loses_to_mark(void **state)
 	assert_false(softmq_band_clear_hint(&h_hints, 1, map, 64));
 	kshim_hook = NULL;
 	assert_int_equal(h_fired, 1);
-	assert_true(softmq_band_maybe(&h_hints, 1));
+	assert_true(test_bit(1, &h_hints));
 	assert_int_equal(map[0], 1UL << 7);
 }
 
@@ -865,7 +865,7 @@ static void t_retire_order(void **state)
 	assert_int_equal(h_log[2], KSHIM_TAIL_CMPXCHG);
 
 	push_expect(r, 2, SOFTMQ_PUSH_WOKE);
-	softmq_active_set(map, 0);
+	set_bit(0, map);
 	softmq_ring_pop(r);
 	arm(KSHIM_CLEAR_BIT, NULL, other_push);
 	assert_false(softmq_ring_retire(r, map, 0));

@@ -8,7 +8,7 @@
  *   mark  the ring's bit in t->active[band] (one bit of its own word here)
  *   hint  the band's bit in t->band_hints
  *   W  the waker: softmq_enqueue() after a push that returned
- *      SOFTMQ_PUSH_WOKE: softmq_active_set(), then softmq_band_note().
+ *      SOFTMQ_PUSH_WOKE: set_bit() (the mark), then softmq_band_note().
  *   C  the consumer in softmq_band_dequeue(): it read the hint set
  *      (band_maybe) before the start, scans the marks, and finding none
  *      runs softmq_band_clear_hint(): clear the hint, barrier, scan again,
@@ -16,7 +16,7 @@
  *   P  the producer P2 whose push into the same ring returned
  *      SOFTMQ_PUSH_OK (W's push made the ring non-idle; W may not have
  *      marked it or noted the band yet): softmq_ring_seen(), and if that
- *      is false its own softmq_active_set() + softmq_band_note().
+ *      is false its own set_bit() + softmq_band_note().
  *   Initially mark = 0 (the ring was idle and unmarked) and hint = 1 (C
  *   has read it set).  The tail, the slots and MISSED/DRAINING are left
  *   out: softmq.pml has them; P2's push reading W's tail orders nothing
@@ -183,10 +183,10 @@ proctype waker()
 {
 	bit h;
 
-	store(W, MARK, 1);		/* Q: softmq_active_set(t->active[band], idx); */
+	store(W, MARK, 1);		/* Q: set_bit(idx, t->active[band]); */
 	/* softmq_band_note() */
 	mb(W);				/* H: smp_mb__after_atomic(); */
-	load(W, HINT, h);		/* H:529 if (!test_bit(band, hints)) */
+	load(W, HINT, h);		/* H:522 if (!test_bit(band, hints)) */
 	if
 	:: !h -> store(W, HINT, 1)	/* H: set_bit(band, hints); */
 	:: else -> skip
@@ -204,16 +204,16 @@ proctype consumer()
 	:: else ->
 		/* Q: if (softmq_band_clear_hint(&t->band_hints, band, t->active[band], n)) */
 		d_step { cclear = nst[HINT] };
-		store(C, HINT, 0);	/* H:575 clear_bit(band, hints); */
+		store(C, HINT, 0);	/* H:561 clear_bit(band, hints); */
 #ifndef MUT_NO_RETIRE_MB
-		mb(C);			/* H:577 smp_mb__after_atomic(); */
+		mb(C);			/* H:563 smp_mb__after_atomic(); */
 #endif
-		load(C, MARK, m);	/* H:578 if (softmq_active_next(map, n, 0) >= n) */
+		load(C, MARK, m);	/* H:564 if (softmq_active_next(map, n, 0) >= n) */
 		if
 		:: m ->
-			store(C, HINT, 1);	/* H:580 set_bit(band, hints); */
+			store(C, HINT, 1);	/* H:566 set_bit(band, hints); */
 			csaw = 1
-		:: else -> skip		/* H:579 return true; */
+		:: else -> skip		/* H:565 return true; */
 		fi
 	fi;
 	cdone = 1
@@ -225,22 +225,22 @@ proctype producer()
 	bit m, h;
 
 	/* Q: } else if (unlikely(!softmq_ring_seen(t->active[band], idx, */
-	load(P, MARK, m);		/* H:605 if (!test_bit(idx, map)) */
+	load(P, MARK, m);		/* H:591 if (!test_bit(idx, map)) */
 	if
 	:: m ->
 #ifndef MUT_NO_SEEN_MB
-		mb(P);			/* H:608 smp_mb(); */
+		mb(P);			/* H:594 smp_mb(); */
 #endif
-		load(P, HINT, h)	/* H:609 return test_bit(band, hints); */
-	:: else -> h = 0		/* H:606 return false; */
+		load(P, HINT, h)	/* H:595 return test_bit(band, hints); */
+	:: else -> h = 0		/* H:592 return false; */
 	fi;
 	if
 	:: !h ->
 		/* the helper: mark and note ourselves */
-		store(P, MARK, 1);	/* Q: softmq_active_set(t->active[band], idx); */
+		store(P, MARK, 1);	/* Q: set_bit(idx, t->active[band]); */
 		/* Q: softmq_band_note(&t->band_hints, band); */
 		mb(P);			/* H: smp_mb__after_atomic(); */
-		load(P, HINT, h);	/* H:529 if (!test_bit(band, hints)) */
+		load(P, HINT, h);	/* H:522 if (!test_bit(band, hints)) */
 		if
 		:: !h -> store(P, HINT, 1)	/* H: set_bit(band, hints); */
 		:: else -> skip

@@ -314,7 +314,7 @@ inline band_dequeue()
 	};
 #endif
 	if
-	:: !hint -> it = 0			/* Q: if (!softmq_band_maybe(&t->band_hints, band)) */
+	:: !hint -> it = 0			/* Q: if (!test_bit(band, &t->band_hints)) */
 	:: else ->
 	do
 	/* Q: idx = softmq_band_next(t, band, idx); */
@@ -431,15 +431,15 @@ inline band_dequeue()
 	   fi;
 
 	   /* softmq_ring_retire() */
-	   atomic {				/* H:622 long t = atomic_long_read(&r->tail); */
+	   atomic {				/* H:608 long t = atomic_long_read(&r->tail); */
 		t2 = tail[idx];
-		ok = (t2 / 2 == head[idx])	/* H:624 if (softmq_ring_pos(t) != r->head) */
+		ok = (t2 / 2 == head[idx])	/* H:610 if (softmq_ring_pos(t) != r->head) */
 	   };
 	   if
 	   :: ok ->
 #ifndef MUT_RETIRE_ORDER
-		mark[idx] = 0;			/* H:626 clear_bit(idx, map); */
-		atomic {			/* H:632 if (atomic_long_try_cmpxchg(&r->tail, &t, t | SOFTMQ_RING_IDLE)) */
+		mark[idx] = 0;			/* H:612 clear_bit(idx, map); */
+		atomic {			/* H:618 if (atomic_long_try_cmpxchg(&r->tail, &t, t | SOFTMQ_RING_IDLE)) */
 			if
 			:: tail[idx] == t2 -> tail[idx] = t2 | 1
 			:: else -> ok = 0
@@ -457,7 +457,7 @@ inline band_dequeue()
 #endif
 		if
 #ifndef MUT_RETIRE_NOSET
-		:: !ok -> mark[idx] = 1		/* H:634 set_bit(idx, map); */
+		:: !ok -> mark[idx] = 1		/* H:620 set_bit(idx, map); */
 #endif
 		:: else -> skip
 		fi
@@ -662,7 +662,7 @@ proctype producer(byte p)
 		if
 		:: woke ->
 			STALL;	/* WOKE, not yet marked */
-			mark[r] = 1;	/* Q: softmq_active_set(t->active[band], idx); */
+			mark[r] = 1;	/* Q: set_bit(idx, t->active[band]); */
 			STALL;	/* marked, band not yet noted */
 			if		/* H: if (!test_bit(band, hints)) */
 			:: !hint -> hint = 1	/* H: set_bit(band, hints); */
