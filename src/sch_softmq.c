@@ -200,7 +200,11 @@ struct softmq_sched_data {
 	/* Read by producers on every packet; written by init/change only. */
 	struct softmq_table __rcu	*table;
 	struct softmq_cpu_stats __percpu *cpu_stats;
-	/* CoDel is on: producers stamp packets (an unstamped one reads as "now"). */
+	/*
+	 * CoDel is on: producers stamp packets (an unstamped one reads as
+	 * "now").  cfg.codel's value, kept here on the producers' line: cfg
+	 * shares lines with the consumer's counters.
+	 */
 	bool				timestamp;
 
 	/* Read by producers; each count written once a batch (softmq_bound.h). */
@@ -217,7 +221,11 @@ struct softmq_sched_data {
 	/* The consumer's share of the two bounds, not yet folded. */
 	s32			deq_pkts;
 	s32			deq_mem;
-	/* CoDel, per ring (struct softmq_flow); params change under our lock. */
+	/*
+	 * CoDel, per ring (struct softmq_flow).  Set with cparams under the
+	 * consumer lock, so a dequeue sees one configuration's on/off and
+	 * parameters (cfg.codel is dump()'s).
+	 */
 	bool			codel;
 	struct codel_params	cparams;
 	struct codel_stats	cstats;
