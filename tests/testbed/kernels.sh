@@ -346,7 +346,7 @@ EOF
 # unpacks; its second stage (the packages' configuration) runs in a
 # chroot where the host runs the binaries (i386 under IA32 emulation,
 # about a minute), else under proot with Debian's qemu-user (arm64): no
-# binfmt handler is registered on the host, proot runs every foreign exec
+# arm64 binfmt handler is registered on the host, proot runs every foreign exec
 # through qemu-<arch> itself (7 minutes for arm64; in a TCG guest over 9p
 # it took over 30).  proot -q qemu-i386 is no fallback for i386: proot
 # takes an i386 binary for a host one and execs it natively.  A host that
@@ -375,8 +375,10 @@ fetch_guest_root() {
 	rm -rf "$dst.tmp/busybox-deb"
 	# The first stage leaves proc a link to the host's /proc.
 	rm -f "$dst.tmp/root/proc"; mkdir -p "$dst.tmp/root/proc"
+	# A handler a killed run left behind would pass the probe and stay.
+	[ -e "$BINFMT_DIR/$BINFMT_NAME" ] && echo -1 > "$BINFMT_DIR/$BINFMT_NAME"
 	if [ "$arch" = i386 ] && ! chroot "$dst.tmp/root" /usr/bin/true 2> /dev/null; then
-		i386_binfmt_on "$dst.tmp/root" || die "guest root i386: this host runs no i386 binary, and no binfmt_misc handler could be registered for qemu-i386"
+		i386_binfmt_on "$dst.tmp/root"
 	fi
 	if chroot "$dst.tmp/root" /usr/bin/true 2> /dev/null; then
 		# i386 on an amd64 kernel with IA32 emulation (or qemu-i386
@@ -397,37 +399,44 @@ fetch_guest_root() {
 }
 
 # i386_binfmt_on ROOT: run i386 ELF binaries through Debian's static
-# qemu-i386 (taken out of qemu-user-static's .deb into $CACHE/tools, not
-# installed: the package is 380 MB) until i386_binfmt_off.  The F flag
+# qemu-i386 (taken out of bookworm's qemu-user-static .deb, 63 MB, into
+# $CACHE/tools; not installed: 380 MB) until i386_binfmt_off.  The F flag
 # opens the interpreter now, so it is found from inside the chroot.  The
 # handler is host-wide while it exists: it is removed after the second
 # stage, and on exit.  The magic and mask are qemu's own
 # (scripts/qemu-binfmt-conf.sh): an i386 ELF executable or shared object.
-I386_BINFMT=
+I386_BINFMT= BINFMT_DIR=/proc/sys/fs/binfmt_misc BINFMT_NAME=softmq-i386
 i386_binfmt_on() {
-	local bm=/proc/sys/fs/binfmt_misc qemu=$CACHE/tools/qemu-i386-static d
+	local bm=$BINFMT_DIR qemu=$CACHE/tools/qemu-i386-static d
 	if [ ! -x "$qemu" ]; then
+		rm -rf "$CACHE"/qemu-static.*
 		d=$(mktemp -d "$CACHE/qemu-static.XXXXXX")
-		(cd "$d" && download qemu-user-static) &&
+		# bookworm's: backports' qemu-user-static is a transitional package
+		(cd "$d" && download qemu-user-static/bookworm) &&
 			dpkg-deb --fsys-tarfile "$d"/qemu-user-static_*.deb |
 			tar -xO ./usr/bin/qemu-i386-static > "$d/qemu-i386-static" &&
 			chmod +x "$d/qemu-i386-static" && mkdir -p "$CACHE/tools" &&
 			mv "$d/qemu-i386-static" "$qemu"
 		rm -rf "$d"
-		[ -x "$qemu" ] || return 1
+		[ -x "$qemu" ] || die "guest root i386: this host runs no i386 binary, and qemu-i386-static could not be taken out of qemu-user-static's .deb"
 	fi
-	[ -e "$bm/register" ] || mount -t binfmt_misc binfmt_misc "$bm" || return 1
-	[ -e "$bm/softmq-i386" ] && echo -1 > "$bm/softmq-i386"
-	printf '%s' ':softmq-i386:M::\x7fELF\x01\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x02\x00\x03\x00:\xff\xff\xff\xff\xff\xfe\xfe\x00\xff\xff\xff\xff\xff\xff\xff\xff\xfe\xff\xff\xff:'"$qemu"':F' \
-		> "$bm/register" || return 1
-	I386_BINFMT=$bm/softmq-i386
+	[ -e "$bm/register" ] || mount -t binfmt_misc binfmt_misc "$bm" ||
+		die "guest root i386: this host runs no i386 binary, and binfmt_misc cannot be mounted at $bm"
+	[ -e "$bm/$BINFMT_NAME" ] && echo -1 > "$bm/$BINFMT_NAME"
+	# Before the handler exists: a signal between the two would leave it.
+	I386_BINFMT=$bm/$BINFMT_NAME
 	trap i386_binfmt_off EXIT
+	printf '%s' ":$BINFMT_NAME:M::\x7fELF\x01\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x02\x00\x03\x00:\xff\xff\xff\xff\xff\xfe\xfe\x00\xff\xff\xff\xff\xff\xff\xff\xff\xfe\xff\xff\xff:$qemu:F" \
+		> "$bm/register" || die "guest root i386: this host runs no i386 binary, and binfmt_misc refused a handler for qemu-i386"
 	log "guest root i386: this host execs no i386 binary; qemu-i386 registered with binfmt_misc for the second stage"
-	chroot "$1" /usr/bin/true
+	chroot "$1" /usr/bin/true ||
+		die "guest root i386: i386 binaries do not run even through qemu-i386 ($bm/$BINFMT_NAME)"
 }
 
 i386_binfmt_off() {
-	[ -n "$I386_BINFMT" ] && [ -e "$I386_BINFMT" ] && echo -1 > "$I386_BINFMT"
+	if [ -n "$I386_BINFMT" ] && [ -e "$I386_BINFMT" ]; then
+		echo -1 > "$I386_BINFMT" || log "could not remove $I386_BINFMT"
+	fi
 	I386_BINFMT=
 	return 0
 }
