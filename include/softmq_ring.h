@@ -94,7 +94,7 @@ struct softmq_ring {
 	/* Consumer line: written by the consumer only. */
 	____cacheline_aligned_in_smp unsigned long head;
 	unsigned long	cmask;		/* copy of mask, keeps pops off the producer line */
-	long		deficit;	/* consumer-private: softmq's DRR deficit */
+	long		deficit;	/* consumer-private: softmq's DRR */
 	unsigned long	bytes_out;	/* bytes popped (softmq_ring_taken) */
 	/*
 	 * Spilled items taken off the stack, each list sorted by position:
@@ -509,11 +509,12 @@ static inline unsigned long softmq_active_next_wrap(const unsigned long *map,
  * since the consumer last looked for new ones" (softmq_band_woke_take()).
  *
  * Producer, after it marked a ring of @band (set_bit() on its wake edge,
- * or a helper's re-mark).  The barrier orders that mark before the hint read; the
- * read spares the store while the bit is set, so producers keep the line
- * shared.  Pairs with softmq_band_clear_hint(): both sides store, full
- * barrier, load (store buffering), so at least one sees the other: the consumer's
- * rescan finds our mark, or we find its clear and set the bit again.
+ * or a helper's re-mark).  The barrier orders that mark before the hint
+ * read; the read spares the store while the bit is set, so producers keep
+ * the line shared.  Pairs with softmq_band_clear_hint(): both sides store,
+ * full barrier, load (store buffering), so at least one sees the other:
+ * the consumer's rescan finds our mark, or we find its clear and set the
+ * bit again.
  */
 static inline void softmq_band_note(unsigned long *hints, unsigned int band)
 {
@@ -590,7 +591,7 @@ static inline bool softmq_ring_seen(const unsigned long *map, unsigned int idx,
 {
 	if (!test_bit(idx, map))
 		return false;
-	/* The mark read before the hint read; pairs with softmq_band_clear_hint(). */
+	/* The mark read before the hint read; pairs with _band_clear_hint(). */
 	smp_mb();
 	return test_bit(band, hints);
 }

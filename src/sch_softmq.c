@@ -232,7 +232,7 @@ struct softmq_sched_data {
 	u32			codel_backlog;	/* the ring's bytes, for codel_dequeue() */
 	/*
 	 * This dequeue met a ring whose head a producer has claimed but not
-	 * published, or an old table not yet unreachable.
+	 * published, or an old table producers may still reach.
 	 */
 	bool			busy;
 	u64			codel_drops;
@@ -1060,8 +1060,8 @@ retry:
 
 	/*
 	 * Packets are queued that we cannot take yet (a push in flight, or an
-	 * old table producers may still reach).  Their producer's own qdisc_run(), or
-	 * change(), runs us again; meanwhile DRAINING keeps
+	 * old table producers may still reach).  Their producer's own
+	 * qdisc_run(), or change(), runs us again; meanwhile DRAINING keeps
 	 * nolock_qdisc_is_empty() false, so the bypass path cannot send a
 	 * newer packet ahead of them, and without MISSED we do not spin.
 	 */
@@ -1118,7 +1118,8 @@ static void softmq_table_purge(struct Qdisc *sch, struct softmq_table *t)
 		 */
 		t->woke_pending[band] = true;
 		t->cursor[band] = 0;
-		softmq_band_clear_hint(&t->band_hints, band, active, t->nr_rings);
+		softmq_band_clear_hint(&t->band_hints, band, active,
+				       t->nr_rings);
 	}
 }
 
@@ -1312,7 +1313,8 @@ static int softmq_parse(struct nlattr *opt, struct softmq_config *cfg,
 	if (softmq_geometry_bytes(cfg) > SOFTMQ_MEM_CAP) {
 		NL_SET_ERR_MSG_MOD(extack,
 				   "flows x depth x bands exceeds the "
-				   __stringify(SOFTMQ_MEM_CAP_MIB) " MiB memory cap");
+				   __stringify(SOFTMQ_MEM_CAP_MIB)
+				   " MiB memory cap");
 		return -EINVAL;
 	}
 	return 0;
@@ -1575,8 +1577,9 @@ static int softmq_change(struct Qdisc *sch, struct nlattr *opt,
 		/*
 		 * No NOLOCK (a classful parent): producers enqueue under the
 		 * lock we hold, so none is inside @old any more: it is
-		 * unreachable now; dequeue never returns NULL with packets queued
-		 * (qdisc_warn_nonwc).  Release: pairs with dequeue's acquire.
+		 * unreachable now; dequeue never returns NULL with packets
+		 * queued (qdisc_warn_nonwc).  Release: pairs with dequeue's
+		 * acquire.
 		 */
 		smp_store_release(&old->unreachable, true);
 	}
@@ -1586,7 +1589,7 @@ static int softmq_change(struct Qdisc *sch, struct nlattr *opt,
 
 	/* After this no producer is inside @old: it can only shrink. */
 	synchronize_net();
-	/* Release: a consumer that sees unreachable sees every push into @old. */
+	/* Release: whoever sees unreachable sees every push into @old. */
 	smp_store_release(&old->unreachable, true);
 
 	softmq_table_free(softmq_reap(sch, NULL));

@@ -213,7 +213,7 @@ model mut-spill-any-pos violation "-DRING_MAP=1 -DNP=3 -DK=1 -DDEPTH=1 -DQUOTA=2
 model mut-spill-stale-list violation "-DRING_MAP=1 -DNP=3 -DK=1 -DDEPTH=1 -DQUOTA=2 -DMUT_SPILL_STALE_LIST"
 model mut-control-no-missed violation "-DCONTROL_LOCK -DNCTL=2 -DK=1 -DMUT_CONTROL_NO_MISSED"
 model mut-rwc-no-seen-mb violation "-DMUT_NO_SEEN_MB" rwc.pml
-model mut-rwc-no-retire-mb violation "-DMUT_NO_RETIRE_MB" rwc.pml
+model mut-rwc-no-clear-hint-mb violation "-DMUT_NO_CLEAR_HINT_MB" rwc.pml
 # No error expected: with multi-copy-atomic stores (x86-TSO is such a model)
 # the mutant cannot reorder; rwc.pml's claim that only POWER-like CPUs can.
 model rwc-mca-no-seen-mb ok "-DMCA -DMUT_NO_SEEN_MB" rwc.pml

@@ -691,7 +691,7 @@ static void t_active_random(void **state)
 	}
 }
 
-/* Band hints: note sets, maybe reads, clear_hint clears only an unmarked band's. */
+/* Band hints: note sets, test_bit reads, clear_hint clears an unmarked band's. */
 static void t_band_hints(void **state)
 {
 	unsigned long hints = 0, map[2] = { 0, 0 };
@@ -818,9 +818,9 @@ static void t_retire_loses_to_push(void **state)
 
 /*
  * A producer marks and notes right after the consumer's hint clear: the
- * consumer's second look finds the mark, so the band keeps its hint (it
- * ends set (the store-buffering handshake, in one of its two orders;
- * in the other the producer's note sees the clear and sets the bit itself).
+ * consumer's second look finds the mark, so the band keeps its hint: it
+ * ends set (the store-buffering handshake, in one of its two orders; in
+ * the other the producer's note sees the clear and sets the bit itself).
  */
 static unsigned long h_hints;
 static void other_mark_note(void)

@@ -36,7 +36,7 @@
 #                    (enqueued == sent + dropped + backlog, drops > 0),
 #                    skbuff_head_cache objects back to the level before
 #                    the traffic (no leak); two geometry changes while
-#                    down: the old table retires at once (draining 0, no
+#                    down: the old table is forgotten at once (draining 0, no
 #                    EBUSY); carrier on: a packet leaves within 10 ms
 #   delete-<key>     ~1000 packets queued, qdisc deleted, twice over:
 #                    skbuff_head_cache objects back within 8 of the level
@@ -396,7 +396,7 @@ queued_then() {   # queued_then KEY WHAT
 			[ $exact = 1 ]
 		leak_check "$name-noleak" "$before" "$q"
 		# A geometry change while the link is down: the reset left the
-		# table idle, so the old one retires at once (no dequeue comes
+		# table idle, so the old one is forgotten at once (no dequeue comes
 		# to do it) and the next change is not refused as still draining.
 		local err=$SMQ_OUT/$name-change.err d=""
 		if ina $SMQ change sd0 root depth 512 2> "$err" &&

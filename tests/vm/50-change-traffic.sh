@@ -116,9 +116,9 @@ run_changes() {
 # parent: NOLOCK cleared, producers serialised by the root lock) while
 # its geometry changes under traffic a little below the class's rate, so
 # every packet is enqueued into the new table and dequeued at once.  Each
-# change must retire the old table at swap time: until a change waited a
-# grace period for that, a dequeue in between found the old table empty
-# but not retired and returned NULL with the packet queued, and htb said
+# change must mark the old table unreachable at swap time: until a change
+# waited a grace period for that, a dequeue in between found the old table
+# empty but not unreachable and returned NULL with the packet queued, and htb said
 # so ("qdisc_warn_nonwc": "is non-work-conserving?").
 change_locked() {
 	local name=change-locked why="" c rc applied=0 busy=0 w0 w1 s0 s1 spid

@@ -293,9 +293,9 @@ byte blocked_from[NR];		/* P4: first position behind a stopped producer */
 	lastseq[((item - 1) / K) * NR + r] = (item - 1) % K + 1
 
 /*
- * softmq_band_dequeue()'s lap, one band, credit and new flows not modelled:
+ * softmq_band_dequeue()'s lap, one band, deficit and new flows not modelled:
  * softmq_band_next() inlined.  Out: it (0 = NULL), busy.  In the code a
- * ring with credit <= 0 is skipped once and refilled (which also ends a
+ * ring with deficit <= 0 is skipped once and refilled (which also ends a
  * run of busy visits); leaving that out removes only
  * those extra visits.  The loop ends: a rescan that finds a mark goes on
  * to visit that ring, which either gives a packet, or is busy (the lap
@@ -431,15 +431,15 @@ inline band_dequeue()
 	   fi;
 
 	   /* softmq_ring_retire() */
-	   atomic {				/* H:608 long t = atomic_long_read(&r->tail); */
+	   atomic {				/* H:609 long t = atomic_long_read(&r->tail); */
 		t2 = tail[idx];
-		ok = (t2 / 2 == head[idx])	/* H:610 if (softmq_ring_pos(t) != r->head) */
+		ok = (t2 / 2 == head[idx])	/* H:611 if (softmq_ring_pos(t) != r->head) */
 	   };
 	   if
 	   :: ok ->
 #ifndef MUT_RETIRE_ORDER
-		mark[idx] = 0;			/* H:612 clear_bit(idx, map); */
-		atomic {			/* H:618 if (atomic_long_try_cmpxchg(&r->tail, &t, t | SOFTMQ_RING_IDLE)) */
+		mark[idx] = 0;			/* H:613 clear_bit(idx, map); */
+		atomic {			/* H:619 if (atomic_long_try_cmpxchg(&r->tail, &t, t | SOFTMQ_RING_IDLE)) */
 			if
 			:: tail[idx] == t2 -> tail[idx] = t2 | 1
 			:: else -> ok = 0
@@ -457,7 +457,7 @@ inline band_dequeue()
 #endif
 		if
 #ifndef MUT_RETIRE_NOSET
-		:: !ok -> mark[idx] = 1		/* H:620 set_bit(idx, map); */
+		:: !ok -> mark[idx] = 1		/* H:621 set_bit(idx, map); */
 #endif
 		:: else -> skip
 		fi
