@@ -26,7 +26,9 @@
 #     input it must refuse (no VM needed): share_check an analysis that
 #     crashed, wait_drain a qdisc dump that printed nothing, pg_w a
 #     pktgen command that was refused, inst_clean_start an install that
-#     is already there.
+#     is already there; and vm.sh's excuse for a TCG crash (tcg_trap_re)
+#     the i386 oops with an impossible EFLAGS, then the same oops with a
+#     valid one, which it must not excuse.
 # Prints PASS/FAIL lines and "N passed, N failed"; exits 1 on a failure.
 { # parsed whole before it runs: editing this file cannot break a running copy
 set -uo pipefail
@@ -237,6 +239,16 @@ expect selftest-pg-w-result-ok "pg_w refused a Result: OK" "$W/pg_w.log" '^OK RE
 ) > "$W/clean.log" 2>&1
 expect selftest-inst-clean-start "inst_clean_start took an installed package for a clean start" \
 	"$W/clean.log" '^NOT CLEAN$'
+(
+	seen=$REPO/tests/testbed/seen/2026-12-04-i386-oops-20-traffic.txt
+	echo "impossible EFLAGS: [$(tcg_trap_re "$seen")]"
+	sed 's/EFLAGS: c4384646/EFLAGS: 00010246/' "$seen" > "$W/oops-valid.txt"
+	grep -q 'EFLAGS: 00010246' "$W/oops-valid.txt" && echo "valid EFLAGS: [$(tcg_trap_re "$W/oops-valid.txt")]"
+) > "$W/tcg.log" 2>&1
+expect selftest-tcg-eflags "vm.sh's TCG excuse did not know an oops whose EFLAGS no CPU pushes" \
+	"$W/tcg.log" '^impossible EFLAGS: \[\(Oops\|BUG\): \]$'
+expect selftest-tcg-eflags-valid "vm.sh's TCG excuse took an oops with a valid EFLAGS for TCG's" \
+	"$W/tcg.log" '^valid EFLAGS: \[\]$'
 
 cases_summary
 exit

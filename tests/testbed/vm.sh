@@ -380,8 +380,14 @@ P0=0 F0=0 S0=0
 # earlier ran the qdisc from its softirq leaves softmq_dequeue there): a
 # trap in softmq or a test module (kprobes included) is a real crash and
 # counts.
-tcg_oops='Oops: (int3|double fault)|(int3|double fault): 0000 \[#'
-int3_rip=$(grep -a -E -A12 "$tcg_oops" "$CONSOLE.$attempt" 2>/dev/null | grep -a -m1 -E '(RIP|EIP): |pc : ' || true)
+# The third kind: an x86 oops whose saved EFLAGS no CPU could have pushed
+# (bits of a pointer; lib.sh tcg_trap_re): a NULL dereference in
+# __tcp_transmit_skb() through a stack slot that read 0, i386, 4 December
+# (tests/testbed/seen/2026-12-04-i386-oops-20-traffic.txt).
+tcg_oops=$(tcg_trap_re "$CONSOLE.$attempt")
+int3_rip=
+[ -n "$tcg_oops" ] &&
+	int3_rip=$(grep -a -E -A12 "$tcg_oops" "$CONSOLE.$attempt" 2>/dev/null | grep -a -m1 -E '(RIP|EIP): |pc : ' || true)
 if [ "$VM_STATE" = crashed ] && [ $RETRY = 1 ] && [ -n "$int3_rip" ] &&
    ! tr -d '\r' <<< "$int3_rip" | grep -qE '\[[A-Za-z0-9_]+\] *$' &&
    ! grep -a -E -A40 "$tcg_oops" "$CONSOLE.$attempt" | grep -av 'Modules linked in' |
@@ -394,7 +400,7 @@ if [ "$VM_STATE" = crashed ] && [ $RETRY = 1 ] && [ -n "$int3_rip" ] &&
 		[ $keep = 1 ] && rest+=("$s")
 	done
 	if [ ${#rest[@]} -gt 0 ]; then
-		log "guest died on a TCG trap in kernel text during $last ($(grep -a -o -m1 -E "$tcg_oops" "$CONSOLE.$attempt"), not in softmq or a test module); rerunning it and the ${#rest[@]} scripts from it in a fresh boot (once)"
+		log "guest died on a TCG trap in kernel text during $last ($(grep -a -o -m1 -E "$tcg_oops" "$CONSOLE.$attempt")$(grep -a -E -A16 "$tcg_oops" "$CONSOLE.$attempt" | grep -a -m1 -oE ' EFLAGS: [0-9a-fA-F]+'), not in softmq or a test module); rerunning it and the ${#rest[@]} scripts from it in a fresh boot (once)"
 		grep -a -E -A3 "$tcg_oops" "$CONSOLE.$attempt" | head -n 8 | sed 's/^/    /' >&2 || true
 		SCRIPTS=("${rest[@]}")
 		sed -i "s|^export SOFTMQ_VM_TESTS=.*|export SOFTMQ_VM_TESTS=$(q "${SCRIPTS[*]}" | sed 's/[|&\\]/\\&/g')|" "$RESULTS/guest.env"
