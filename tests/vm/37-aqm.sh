@@ -267,17 +267,25 @@ newflow() {
 # A run logs about 80000 events (the enqueue's drops twice: qdisc_drop, and
 # kfree_skb as the core frees them): 32 MiB a CPU holds them all.
 REASONS_KB=32768
-# Before 6.12 kfree_skb prints its location with %p: hashed unless the
-# hash-ptr option is off, and as a raw address even then; reasons_off
-# names the ones inside sch_softmq as %pS would ("[sch_softmq]").
+# Before 6.12 kfree_skb prints its location with %p, hashed (and Debian's
+# 6.1 amd64 prints no reason names with the hash-ptr option off): there the
+# event is filtered to locations inside sch_softmq's core (its
+# sections/.text and coresize), and reasons_off names them as %pS would.
+REASONS_FILTER=0
 reasons_on() {
+	local lo size
 	tracefs_mount
 	[ -d $TRACEFS/events/skb/kfree_skb ] || return 1
 	# "1408", or "7 (expanded: 1408)" before the buffer was first used
 	REASONS_OLD_KB=$(grep -o '[0-9]\+' $TRACEFS/buffer_size_kb | tail -n 1)
 	REASONS_OLD_ON=$(cat $TRACEFS/tracing_on)
-	REASONS_OLD_HASH=$(cat $TRACEFS/options/hash-ptr 2>/dev/null)
-	[ -z "$REASONS_OLD_HASH" ] || echo 0 > $TRACEFS/options/hash-ptr || return 1
+	if ! grep -q 'location=%pS' $TRACEFS/events/skb/kfree_skb/format; then
+		lo=$(cat /sys/module/sch_softmq/sections/.text) &&
+			size=$(cat /sys/module/sch_softmq/coresize) &&
+			echo "location >= $lo && location < $(printf '0x%x' $((lo + size)))" \
+				> $TRACEFS/events/skb/kfree_skb/filter || return 1
+		REASONS_FILTER=1
+	fi
 	echo 0 > $TRACEFS/tracing_on && echo $REASONS_KB > $TRACEFS/buffer_size_kb &&
 		echo > $TRACEFS/trace &&
 		echo 1 > $TRACEFS/events/skb/kfree_skb/enable || return 1
@@ -290,26 +298,12 @@ reasons_off() {
 	echo 0 > $TRACEFS/events/skb/kfree_skb/enable
 	[ ! -d $TRACEFS/events/qdisc/qdisc_drop ] ||
 		echo 0 > $TRACEFS/events/qdisc/qdisc_drop/enable
-	if grep -q 'location=%pS' $TRACEFS/events/skb/kfree_skb/format; then
-		cat $TRACEFS/trace > "$1"
+	if [ $REASONS_FILTER = 1 ]; then
+		sed '/kfree_skb:/ s/location=[0-9a-fx]*/& [sch_softmq]/' $TRACEFS/trace > "$1"
+		echo 0 > $TRACEFS/events/skb/kfree_skb/filter
 	else
-		# the module's core (text first): /sys/module/*/sections/.text
-		# and coresize, read while it is loaded
-		awk -v lo="$(cat /sys/module/sch_softmq/sections/.text)" \
-		    -v size="$(cat /sys/module/sch_softmq/coresize)" '
-			function hex(h,  i, n) { n = 0; h = tolower(h); sub(/^0x/, "", h)
-				for (i = 1; i <= length(h); i++)
-					n = n * 16 + index("0123456789abcdef", substr(h, i, 1)) - 1
-				return n }
-			BEGIN { base = hex(lo) }
-			/kfree_skb:/ && match($0, /location=[0-9a-fA-Fx]+/) {
-				a = hex(substr($0, RSTART + 9, RLENGTH - 9))
-				if (a >= base && a < base + size)
-					sub(/location=[0-9a-fA-Fx]+/, "& [sch_softmq]")
-			}
-			{ print }' $TRACEFS/trace > "$1"
+		cat $TRACEFS/trace > "$1"
 	fi
-	[ -z "${REASONS_OLD_HASH:-}" ] || echo "$REASONS_OLD_HASH" > $TRACEFS/options/hash-ptr
 	# events the ring buffer overwrote: the counts below would be short
 	cat $TRACEFS/per_cpu/cpu*/stats | awk '/^overrun:/ { n += $2 } END { print n + 0 }' > "$1.overrun"
 	echo > $TRACEFS/trace
