@@ -422,7 +422,7 @@ i386_binfmt_on() {
 	fi
 	[ -e "$bm/register" ] || mount -t binfmt_misc binfmt_misc "$bm" ||
 		die "guest root i386: this host runs no i386 binary, and binfmt_misc cannot be mounted at $bm"
-	[ -e "$bm/$BINFMT_NAME" ] && echo -1 > "$bm/$BINFMT_NAME"
+	# (fetch_guest_root removed a stale one before its probe)
 	# Before the handler exists: a signal between the two would leave it.
 	I386_BINFMT=$bm/$BINFMT_NAME
 	trap i386_binfmt_off EXIT
