@@ -375,20 +375,6 @@ static inline void *softmq_ring_pop_slot(struct softmq_ring *r)
 	return item;
 }
 
-/*
- * Consumer, after a pop that returned an item: true if the ring may now be
- * empty (head's slot free, nothing spilled), the cue to try
- * softmq_ring_retire() at once instead of at the next visit.  A ring with
- * a backlog stops at its next slot, which its next pop reads anyway: the
- * producers' line (tail, the spill stack) is read only when it looks
- * empty.  A guess: retire decides, on tail.
- */
-static inline bool softmq_ring_drained(const struct softmq_ring *r)
-{
-	return !READ_ONCE(r->slot[r->head & r->cmask]) &&
-	       softmq_ring_unspilled(r);
-}
-
 /* Consumer.  Takes the next item; NULL as for softmq_ring_peek(). */
 static inline void *softmq_ring_pop(struct softmq_ring *r)
 {
@@ -611,12 +597,11 @@ static inline bool softmq_ring_seen(const unsigned long *map, unsigned int idx,
 }
 
 /*
- * Consumer, on marked ring @idx: after softmq_ring_pop() returned NULL, or
- * after a pop that left it softmq_ring_drained().  Returns true if the ring
- * was empty and is now idle and unmarked: the next push gets
- * SOFTMQ_PUSH_WOKE and marks it again.  Returns false if a producer holds a
- * claimed slot (push in flight) or pushed since: the ring stays marked and
- * that producer's own qdisc run will find its item.
+ * Consumer, after softmq_ring_pop() returned NULL on marked ring @idx.
+ * Returns true if the ring was empty and is now idle and unmarked: the next
+ * push gets SOFTMQ_PUSH_WOKE and marks it again.  Returns false if a producer
+ * holds a claimed slot (push in flight) or pushed since: the ring stays
+ * marked and that producer's own qdisc run will find its item.
  */
 static inline bool softmq_ring_retire(struct softmq_ring *r,
 				      unsigned long *map, unsigned int idx)

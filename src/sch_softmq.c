@@ -113,17 +113,13 @@ struct softmq_config {
 };
 
 /*
- * A ring and what only the consumer keeps about it: its CoDel state, the
- * round in which it was last served as a new flow, and whether (and in
- * which round) a pop left it empty and parked it (softmq_ring_park()).
- * Allocated together on first use; the ring goes last, its slots follow
- * it.
+ * A ring and what only the consumer keeps about it: its CoDel state and the
+ * round in which it was last served as a new flow.  Allocated together on
+ * first use; the ring goes last, its slots follow it.
  */
 struct softmq_flow {
 	struct codel_vars	cvars;
 	u32			new_round;
-	u32			park_round;
-	bool			parked;
 	struct softmq_ring	ring;
 };
 
@@ -164,15 +160,6 @@ struct softmq_table {
 	u32			round[SOFTMQ_MAX_BANDS];
 	/* Bits set in known[band]. */
 	u32			known_rings[SOFTMQ_MAX_BANDS];
-	/* Known rings that a pop left empty, retired but still known. */
-	u32			parked_rings[SOFTMQ_MAX_BANDS];
-	/* The ring parked last: at low load, the only one. */
-	u32			parked_idx[SOFTMQ_MAX_BANDS];
-	/*
-	 * Bands whose hint a pop cleared: the next dequeue that finds the
-	 * hint still clear forgets their parked rings (softmq_ring_park()).
-	 */
-	unsigned long		forget_bands;
 	/*
 	 * The band's WOKE bit was taken (or a reset left rings marked but
 	 * unknown), and no scan for new rings has come back empty since.
@@ -753,31 +740,10 @@ static noinline struct sk_buff *softmq_codel_dequeue(struct Qdisc *sch,
 }
 
 /*
- * Consumer: idle ring @idx of @band is forgotten, as fq_codel forgets a flow
- * that a visit found empty: new again, with a full quantum, when it wakes.
- * A retry run's lap may have retired a new ring already: it is counted out
- * of known_rings once.  codel_dequeue() ends a flow's dropping state when
- * it finds the flow empty; a parked ring was never found so.
- */
-static void softmq_ring_forget(struct softmq_sched_data *q,
-			       struct softmq_table *t, unsigned int band,
-			       unsigned long idx, struct softmq_ring *ring)
-{
-	struct softmq_flow *flow = softmq_flow(ring);
-
-	WRITE_ONCE(ring->deficit, READ_ONCE(q->cfg.quantum));
-	if (__test_and_clear_bit(idx, t->known[band]))
-		t->known_rings[band]--;
-	if (flow->parked) {
-		flow->parked = false;
-		t->parked_rings[band]--;
-		WRITE_ONCE(flow->cvars.dropping, false);
-	}
-}
-
-/*
- * Consumer: ring @idx of @band was found empty.  Retire it and forget it,
- * unless a push in flight keeps it marked.
+ * Consumer: ring @idx of @band was found empty.  Retire it (idle and
+ * unmarked, new again with a full quantum when it wakes), unless a push in
+ * flight keeps it marked.  A retry run's lap may have retired a new ring
+ * already: it is counted out of known_rings once.
  */
 static __always_inline bool softmq_ring_idle(struct softmq_sched_data *q,
 					     struct softmq_table *t,
@@ -787,181 +753,10 @@ static __always_inline bool softmq_ring_idle(struct softmq_sched_data *q,
 {
 	if (!softmq_ring_retire(ring, t->active[band], idx))
 		return false;
-	softmq_ring_forget(q, t, band, idx, ring);
+	WRITE_ONCE(ring->deficit, READ_ONCE(q->cfg.quantum));
+	if (__test_and_clear_bit(idx, t->known[band]))
+		t->known_rings[band]--;
 	return true;
-}
-
-/*
- * Consumer: the visit the lap would have made to parked ring @idx, had it
- * been marked: a ring in debt gets its quantum and stays in the round, one
- * with credit is forgotten (fq_codel's old flow found empty).
- */
-static void softmq_ring_visit_parked(struct softmq_sched_data *q,
-				     struct softmq_table *t, unsigned int band,
-				     unsigned long idx, struct softmq_ring *ring)
-{
-	if (ring->deficit <= 0)
-		WRITE_ONCE(ring->deficit,
-			   ring->deficit + READ_ONCE(q->cfg.quantum));
-	else
-		softmq_ring_forget(q, t, band, idx, ring);
-}
-
-/*
- * Consumer: the parked rings of @band, at the end of a round-robin lap
- * (@all false) or with the band found empty (@all true).
- *
- * At a lap's end each parked ring that has not woken since is given the
- * visit the lap could not make (it skips unmarked rings), as fq_codel's
- * round visits a flow on its old list: a ring in debt gets its quantum
- * and stays parked, one with credit is forgotten.  A ring parked during
- * this lap had its visit (the pop that parked it): it waits for the next
- * lap's end, so a sender that refills its ring within a lap (TCP with
- * small queues) stays in the round with what it owes.  A ring that woke
- * is the lap's: it visits it.
- *
- * With the band empty every parked ring is forgotten, debt and all, as
- * fq_codel's dequeue forgets every flow once all are empty.  A ring that
- * a producer marks again meanwhile is then a new flow, as after any
- * retire.
- */
-static void softmq_band_forget(struct softmq_sched_data *q,
-			       struct softmq_table *t, unsigned int band,
-			       bool all)
-{
-	struct softmq_ring **rings = t->rings + band * t->nr_rings;
-	u32 left = t->parked_rings[band];
-	unsigned long idx;
-
-	if (all) {
-		WRITE_ONCE(t->new_idx[band], t->nr_rings);
-		__clear_bit(band, &t->forget_bands);
-		/* At low load the one ring known: no scan for it. */
-		if (t->known_rings[band] == 1 && left == 1) {
-			struct softmq_ring *ring;
-
-			idx = t->parked_idx[band];
-			ring = READ_ONCE(rings[idx]);
-			if (softmq_flow(ring)->parked) {
-				softmq_ring_forget(q, t, band, idx, ring);
-				return;
-			}
-		}
-	}
-	for_each_set_bit(idx, t->known[band], t->nr_rings) {
-		struct softmq_ring *ring = READ_ONCE(rings[idx]);
-
-		if (!left)
-			break;
-		if (!ring || !softmq_flow(ring)->parked)
-			continue;
-		left--;
-		if (all)
-			softmq_ring_forget(q, t, band, idx, ring);
-		else if (softmq_flow(ring)->park_round != t->round[band] &&
-			 !test_bit(idx, t->active[band]))
-			softmq_ring_visit_parked(q, t, band, idx, ring);
-	}
-}
-
-/*
- * Consumer: no ring of @band is marked now (a plain read: a producer may
- * mark one at once; softmq_band_clear_hint() decides).  Spares the hint
- * word its atomic clear and set while a parked ring has refilled.
- */
-static __always_inline bool softmq_band_unmarked(const struct softmq_table *t,
-						 unsigned int band)
-{
-	return softmq_active_next(t->active[band], t->nr_rings, 0) >=
-	       t->nr_rings;
-}
-
-/* Consumer: the lap of @band wrapped (or found the band empty). */
-static __always_inline void softmq_band_lap_end(struct softmq_sched_data *q,
-						struct softmq_table *t,
-						unsigned int band)
-{
-	if (unlikely(t->parked_rings[band]))
-		softmq_band_forget(q, t, band, false);
-	t->round[band]++;
-}
-
-/*
- * Consumer: a packet of ring @idx of @band has just left.  If it was the
- * last, and every other ring the consumer knows of is parked (no other
- * backlog to serve), the ring is retired now rather than at its next
- * visit, and the band's hint with it: the dequeue that ends a burst (per
- * packet at low load) then stops at the table's hint word instead of
- * visiting the ring to find it empty.  With other rings backlogged the
- * ring stays marked for its next visit, as before: a retire there would
- * only turn its refill into a wake.
- *
- * The ring is parked, not forgotten: it stays known and keeps its
- * deficit, as DRR keeps a flow in its round until a visit finds it empty.
- * Refilled before then, it is no new flow: the lap serves it with what it
- * has left or owes, so a sender that refills right after each pop is not
- * put first every time.  The visits a parked ring misses are made by
- * softmq_band_forget() at the lap's end and by softmq_ring_visit_parked()
- * where the lap would have started at it; with the band empty, the next
- * dequeue that finds the hint still clear forgets it (forget_bands), as
- * fq_codel forgets every flow once a dequeue finds them all empty.
- */
-static __always_inline void softmq_ring_park(struct softmq_sched_data *q,
-					     struct softmq_table *t,
-					     unsigned int band,
-					     unsigned long idx,
-					     struct softmq_ring *ring)
-{
-	struct softmq_flow *flow;
-	u32 backlogged = t->known_rings[band] - t->parked_rings[band];
-
-	/* Not parked: the lap and the new-flow path unpark before a pop. */
-	if (test_bit(idx, t->known[band]))
-		backlogged--;
-	if (backlogged || !softmq_ring_drained(ring) ||
-	    !softmq_ring_retire(ring, t->active[band], idx))
-		return;
-	flow = softmq_flow(ring);
-	/* The lap may serve a ring before the new-flow scan meets it. */
-	if (!__test_and_set_bit(idx, t->known[band]))
-		t->known_rings[band]++;
-	flow->parked = true;
-	flow->park_round = t->round[band];
-	t->parked_rings[band]++;
-	t->parked_idx[band] = idx;
-	/*
-	 * A parked ring that refilled woke, and its producer set the band's
-	 * WOKE bit: then the clear would only be undone, after an atomic
-	 * clear, a barrier and a scan.  Any other ring marked now is found
-	 * by the clear's own rescan.
-	 */
-	if (!test_bit(SOFTMQ_BAND_WOKE + band, &t->band_hints) &&
-	    softmq_band_clear_hint(&t->band_hints, band, t->active[band],
-				   t->nr_rings))
-		__set_bit(band, &t->forget_bands);
-}
-
-/*
- * Consumer: a dequeue found the hint of @band clear after a pop cleared
- * it: every ring of the band is empty, and its parked rings are forgotten.
- */
-static void softmq_band_forget_empty(struct softmq_sched_data *q,
-				     struct softmq_table *t, unsigned int band)
-{
-	__clear_bit(band, &t->forget_bands);
-	if (t->parked_rings[band])
-		softmq_band_forget(q, t, band, true);
-}
-
-/* Consumer: parked ring @flow of @band was found marked: it woke. */
-static __always_inline void softmq_ring_unpark(struct softmq_table *t,
-					       unsigned int band,
-					       struct softmq_flow *flow)
-{
-	if (unlikely(t->parked_rings[band]) && flow->parked) {
-		flow->parked = false;
-		t->parked_rings[band]--;
-	}
 }
 
 /*
@@ -1034,8 +829,7 @@ static unsigned long softmq_band_new_flow(struct softmq_sched_data *q,
  * empty scan leaves the hint set: producers that keep marking must not
  * keep the consumer here, and a stale hint costs one scan later.
  */
-static unsigned long softmq_band_next(struct softmq_sched_data *q,
-				      struct softmq_table *t,
+static unsigned long softmq_band_next(struct softmq_table *t,
 				      unsigned int band, unsigned long from)
 {
 	unsigned long n = t->nr_rings;
@@ -1044,15 +838,12 @@ static unsigned long softmq_band_next(struct softmq_sched_data *q,
 	idx = softmq_active_next_wrap(t->active[band], n, from);
 	if (idx < n) {
 		if (idx < from)
-			softmq_band_lap_end(q, t, band);
+			t->round[band]++;
 		return idx;
 	}
-	softmq_band_lap_end(q, t, band);
-	if (softmq_band_clear_hint(&t->band_hints, band, t->active[band], n)) {
-		if (t->parked_rings[band])
-			softmq_band_forget(q, t, band, true);
+	t->round[band]++;
+	if (softmq_band_clear_hint(&t->band_hints, band, t->active[band], n))
 		return n;
-	}
 	return softmq_active_next(t->active[band], n, 0);
 }
 
@@ -1082,21 +873,6 @@ static struct sk_buff *softmq_band_dequeue(struct Qdisc *sch,
 	if (new_flows && n > 1) {
 		while ((idx = softmq_band_new_flow(q, t, band)) < n) {
 			ring = READ_ONCE(rings[idx]);
-			/*
-			 * Parked by its last pop: still first if it was
-			 * refilled since, as fq_codel keeps a new flow at the
-			 * front until a dequeue finds it empty; else the lap's.
-			 */
-			if (unlikely(t->parked_rings[band]) &&
-			    softmq_flow(ring)->parked) {
-				if (!test_bit(idx, t->active[band])) {
-					softmq_ring_visit_parked(q, t, band,
-								 idx, ring);
-					WRITE_ONCE(t->new_idx[band], n);
-					continue;
-				}
-				softmq_ring_unpark(t, band, softmq_flow(ring));
-			}
 			if (ring->deficit <= 0) {
 				/* Its quantum spent, it joins the lap owing. */
 				WRITE_ONCE(t->new_idx[band], n);
@@ -1107,7 +883,6 @@ static struct sk_buff *softmq_band_dequeue(struct Qdisc *sch,
 			if (skb) {
 				WRITE_ONCE(ring->deficit,
 					   ring->deficit - qdisc_pkt_len(skb));
-				softmq_ring_park(q, t, band, idx, ring);
 				return skb;
 			}
 			/*
@@ -1121,41 +896,24 @@ static struct sk_buff *softmq_band_dequeue(struct Qdisc *sch,
 		}
 		/*
 		 * Nothing new to serve, and no ring we met since it woke still
-		 * holds packets (each is parked, or forgotten): the band is
-		 * most likely empty.  Clear its hint and look once, instead of
-		 * a lap's scan and then that same look.  A ring found there
-		 * sets the hint again and the lap serves it.
+		 * holds packets: the band is most likely empty.  Clear its
+		 * hint and look once, instead of a lap's scan and then that
+		 * same look (at low load, after every packet).  A ring found
+		 * there sets the hint again and the lap serves it.
 		 */
-		if (t->known_rings[band] == t->parked_rings[band] &&
-		    softmq_band_unmarked(t, band) &&
+		if (!t->known_rings[band] &&
 		    softmq_band_clear_hint(&t->band_hints, band,
-					   t->active[band], n)) {
-			if (t->parked_rings[band])
-				softmq_band_forget(q, t, band, true);
+					   t->active[band], n))
 			return NULL;
-		}
 		idx = t->cursor[band];
-	}
-
-	/*
-	 * The lap would have started at the cursor's ring and found it
-	 * empty; parked, it is no longer marked: make that visit.
-	 */
-	if (unlikely(t->parked_rings[band])) {
-		ring = READ_ONCE(rings[idx]);
-		if (ring && softmq_flow(ring)->parked &&
-		    !test_bit(idx, t->active[band]))
-			softmq_ring_visit_parked(q, t, band, idx, ring);
 	}
 
 	/* The old flows: the round robin's lap. */
 	for (;; idx++) {
-		idx = softmq_band_next(q, t, band, idx);
+		idx = softmq_band_next(t, band, idx);
 		if (idx >= n || idx == busy_from)
 			break;
 		ring = READ_ONCE(rings[idx]);
-		if (ring)
-			softmq_ring_unpark(t, band, softmq_flow(ring));
 		if (ring && ring->deficit <= 0) {
 			WRITE_ONCE(ring->deficit,
 				   ring->deficit + READ_ONCE(q->cfg.quantum));
@@ -1171,7 +929,6 @@ static struct sk_buff *softmq_band_dequeue(struct Qdisc *sch,
 			WRITE_ONCE(ring->deficit,
 				   ring->deficit - qdisc_pkt_len(skb));
 			t->cursor[band] = idx;
-			softmq_ring_park(q, t, band, idx, ring);
 			return skb;
 		}
 		if (ring && softmq_ring_idle(q, t, band, idx, ring))
@@ -1198,30 +955,13 @@ static struct sk_buff *softmq_table_dequeue(struct Qdisc *sch,
 		 * An empty band costs a bit test here, not a call.  False only
 		 * if no ring of the band was marked when the bit was read.
 		 */
-		if (!test_bit(band, &t->band_hints)) {
-			if (unlikely(test_bit(band, &t->forget_bands)))
-				softmq_band_forget_empty(qdisc_priv(sch), t,
-							 band);
+		if (!test_bit(band, &t->band_hints))
 			continue;
-		}
-		/* Refilled since a pop cleared the hint: no forgetting. */
-		__clear_bit(band, &t->forget_bands);
 		skb = softmq_band_dequeue(sch, t, band, new_flows);
 		if (skb)
 			return skb;
 	}
 	return NULL;
-}
-
-/* Consumer: softmq_band_forget_empty() of each band a pop left empty. */
-static noinline void softmq_table_forget_empty(struct softmq_sched_data *q,
-					       struct softmq_table *t)
-{
-	unsigned long bands = t->forget_bands & ~READ_ONCE(t->band_hints);
-	unsigned int band;
-
-	for_each_set_bit(band, &bands, SOFTMQ_MAX_BANDS)
-		softmq_band_forget_empty(q, t, band);
 }
 
 /* Consumer, or any caller once no producer can reach @t. */
@@ -1292,12 +1032,8 @@ retry:
 	 * The empty dequeue that ends each burst, per packet at low load,
 	 * stops at this load.
 	 */
-	if (!skb && !q->draining) {
-		if (softmq_hinted(READ_ONCE(t->band_hints)))
-			skb = softmq_table_dequeue(sch, t, need_retry);
-		else if (unlikely(t->forget_bands))
-			softmq_table_forget_empty(q, t);
-	}
+	if (!skb && !q->draining && softmq_hinted(READ_ONCE(t->band_hints)))
+		skb = softmq_table_dequeue(sch, t, need_retry);
 	if (unlikely(q->cstats.drop_count))
 		softmq_codel_report(sch);
 	if (skb) {
@@ -1370,14 +1106,11 @@ static void softmq_table_purge(struct Qdisc *sch, struct softmq_table *t)
 			}
 			WRITE_ONCE(ring->deficit, quantum);
 			codel_vars_init(&softmq_flow(ring)->cvars);
-			softmq_flow(ring)->parked = false;
 			if (test_bit(idx, active))
 				softmq_ring_retire(ring, active, idx);
 		}
 		bitmap_zero(t->known[band], t->nr_rings);
 		t->known_rings[band] = 0;
-		t->parked_rings[band] = 0;
-		__clear_bit(band, &t->forget_bands);
 		WRITE_ONCE(t->new_idx[band], t->nr_rings);
 		/*
 		 * A ring whose push was in flight stays marked and is now

@@ -203,7 +203,6 @@ model mut-no-rescan violation "-DMUT_NO_RESCAN"
 model mut-no-clear violation "-DMUT_NO_CLEAR"
 model mut-retire-order violation "-DMUT_RETIRE_ORDER"
 model mut-retire-noset violation "-DMUT_RETIRE_NOSET"
-model mut-retire-nocheck violation "-DMUT_RETIRE_NOCHECK"
 model mut-no-retrylock violation "-DMUT_NO_RETRYLOCK -DNO_CLEAN_END"
 model mut-hint-no-rescan violation "-DMUT_HINT_NO_RESCAN"
 # The spill (one ring of one slot, three producers: spills out of position

@@ -82,9 +82,6 @@
  *   MUT_NO_CLEAR      dequeue neither clears MISSED nor looks again (P5)
  *   MUT_RETIRE_ORDER  retire cmpxchg's IDLE in before clearing the mark
  *   MUT_RETIRE_NOSET  retire does not re-mark the ring when its cmpxchg fails
- *   MUT_RETIRE_NOCHECK retire does not compare tail's position with head: it
- *                     idles a ring that holds items (retire is also tried
- *                     after a pop, softmq_ring_park())
  *   MUT_NO_RETRYLOCK  qdisc_run_begin() does not retry the lock after MISSED
  *   MUT_HINT_NO_RESCAN the consumer clears a band hint without looking again
  *   MUT_SPILL_ANY_POS  pop takes any spilled item of the ring, whatever its
@@ -296,50 +293,6 @@ byte blocked_from[NR];		/* P4: first position behind a stopped producer */
 	lastseq[((item - 1) / K) * NR + r] = (item - 1) % K + 1
 
 /*
- * softmq_ring_retire() of ring idx.  Out: ok (1: idle and unmarked now).
- * Uses t2.
- */
-inline ring_retire()
-{
-	   atomic {				/* H:624 long t = atomic_long_read(&r->tail); */
-		t2 = tail[idx];
-#ifndef MUT_RETIRE_NOCHECK
-		ok = (t2 / 2 == head[idx])	/* H:626 if (softmq_ring_pos(t) != r->head) */
-#else
-		ok = 1				/* mutant: no look at the claimed positions */
-#endif
-	   };
-	   if
-	   :: ok ->
-#ifndef MUT_RETIRE_ORDER
-		mark[idx] = 0;			/* H:628 clear_bit(idx, map); */
-		atomic {			/* H:634 if (atomic_long_try_cmpxchg(&r->tail, &t, t | SOFTMQ_RING_IDLE)) */
-			if
-			:: tail[idx] == t2 -> tail[idx] = t2 | 1
-			:: else -> ok = 0
-			fi
-		};
-#else
-		/* mutant: IDLE in first, the mark out after */
-		atomic {
-			if
-			:: tail[idx] == t2 -> tail[idx] = t2 | 1
-			:: else -> ok = 0
-			fi
-		};
-		if :: ok -> mark[idx] = 0 :: else -> skip fi;
-#endif
-		if
-#ifndef MUT_RETIRE_NOSET
-		:: !ok -> mark[idx] = 1		/* H:636 set_bit(idx, map); */
-#endif
-		:: else -> skip
-		fi
-	   :: else -> skip
-	   fi;
-}
-
-/*
  * softmq_band_dequeue()'s lap, one band, deficit and new flows not modelled:
  * softmq_band_next() inlined.  Out: it (0 = NULL), busy.  In the code a
  * ring with deficit <= 0 is skipped once and refilled (which also ends a
@@ -364,7 +317,7 @@ inline band_dequeue()
 	:: !hint -> it = 0			/* Q: if (!test_bit(band, &t->band_hints)) */
 	:: else ->
 	do
-	/* Q: idx = softmq_band_next(q, t, band, idx); */
+	/* Q: idx = softmq_band_next(t, band, idx); */
 	/* Q: idx = softmq_active_next_wrap(t->active[band], n, from); */
 	:: d_step {				/* H: return find_next_bit_wrap(map, n, from); */
 		from = idx;
@@ -473,65 +426,43 @@ inline band_dequeue()
 	   :: else -> skip
 	   fi;
 	   if
-	   :: it != 0 ->
-		/*
-		 * softmq_ring_park(): a ring the pop left drained (head's slot
-		 * free, nothing spilled: one step here, a gate only, since
-		 * retire itself is safe at any time) is retired at once, and
-		 * then the band's hint.  The code does so only when no other
-		 * ring it knows of holds packets, and clears the hint only when
-		 * no ring of the band woke since the consumer looked; the model
-		 * always tries (a hint left set costs a scan, never a packet,
-		 * and the clear's rescan decides).  Parking (DRR's
-		 * deficit, the known bits) is consumer-private and not modelled.
-		 */
-#ifndef NO_RETIRE_AT_POP
-		d_step {		/* Q: if (backlogged || !softmq_ring_drained(ring) || */
-			/* H: return !READ_ONCE(r->slot[r->head & r->cmask]) && */
-			ok = (slot[idx * DEPTH + head[idx] % DEPTH] == 0);
-			t2 = 1;
-			do
-			:: t2 <= NITEMS ->
-				if
-				:: (instk[t2] || inpriv[t2]) && itemring[t2] == idx -> ok = 0
-				:: else -> skip
-				fi;
-				t2++
-			:: else -> break
-			od;
-			t2 = 0
-		};
-		if
-		:: ok ->
-			ring_retire();	/* Q: !softmq_ring_retire(ring, t->active[band], idx)) */
-			if
-			:: ok ->	/* Q: if (!test_bit(SOFTMQ_BAND_WOKE + band, &t->band_hints) && */
-				/* Q: softmq_band_clear_hint(&t->band_hints, band, t->active[band], */
-#ifndef MUT_HINT_NO_RESCAN
-				hint = 0;	/* H: clear_bit(band, hints); */
-				d_step {	/* H: if (softmq_active_next(map, n, 0) >= n) */
-					t2 = 0;
-					FIND_NEXT(t2);
-					if :: t2 < NR -> ok = 1 :: else -> ok = 0 fi
-				};
-				if
-				:: ok -> hint = 1	/* H: set_bit(band, hints); */
-				:: else -> skip
-				fi
-#else
-				hint = 0
-#endif
-			:: else -> skip
-			fi;
-			d_step { t2 = 0; ok = 0 }
-		:: else -> skip
-		fi;
-#endif
-		break			/* Q: return skb; */
+	   :: it != 0 -> break			/* Q: return skb; */
 	   :: else -> skip
 	   fi;
 
-	   ring_retire();
+	   /* softmq_ring_retire() */
+	   atomic {				/* H:609 long t = atomic_long_read(&r->tail); */
+		t2 = tail[idx];
+		ok = (t2 / 2 == head[idx])	/* H:611 if (softmq_ring_pos(t) != r->head) */
+	   };
+	   if
+	   :: ok ->
+#ifndef MUT_RETIRE_ORDER
+		mark[idx] = 0;			/* H:613 clear_bit(idx, map); */
+		atomic {			/* H:619 if (atomic_long_try_cmpxchg(&r->tail, &t, t | SOFTMQ_RING_IDLE)) */
+			if
+			:: tail[idx] == t2 -> tail[idx] = t2 | 1
+			:: else -> ok = 0
+			fi
+		};
+#else
+		/* mutant: IDLE in first, the mark out after */
+		atomic {
+			if
+			:: tail[idx] == t2 -> tail[idx] = t2 | 1
+			:: else -> ok = 0
+			fi
+		};
+		if :: ok -> mark[idx] = 0 :: else -> skip fi;
+#endif
+		if
+#ifndef MUT_RETIRE_NOSET
+		:: !ok -> mark[idx] = 1		/* H:621 set_bit(idx, map); */
+#endif
+		:: else -> skip
+		fi
+	   :: else -> skip
+	   fi;
 	   d_step {
 		if
 		:: !ok ->
