@@ -142,6 +142,32 @@ fair_cpu() {
 	share_check backlog-fair-cpu "$res.json" 0,1 0.10 "$res.send.json"
 }
 
+# A sender that refills its ring right after each skb leaves (one 42 KB
+# UDP GSO skb in flight: a send buffer smaller than one) against a flow
+# that keeps its ring full, both in 1400-byte segments: DRR gives each half
+# the bytes.  A ring emptied by a pop keeps its debt until a visit finds it
+# empty; a dequeue that retired it at the pop and served it as a new flow
+# with a fresh quantum after each refill (8d6e34c, reverted) would give the
+# refilling sender most of the link.
+fair_refill() {
+	local name=backlog-fair-refill res=$SMQ_OUT/fair-refill
+	sd_setup && slowdev_set rate_pps $SHARE_RATE && slowdev_set loop 0 &&
+		sd_qdisc key flow bands 1 depth 1024 quantum 1514 ||
+		{ fail "$name" "setup"; return; }
+	cap_start "$INA" sd0 "$res.pcap" udp || { fail "$name" "tcpdump"; return; }
+	$INA $FLOWS send --dst $IP_D --first 1 --flows 1 --procs 1 --cpus "$CPUS" --duration 3 \
+		--size 42000 --gso 1400 --sndbuf $SHARE_SNDBUF > "$res.send1.json" &
+	local p1=$!
+	$INA $FLOWS send --dst $IP_D --first 0 --flows 1 --procs 1 --cpus "$CPUS" --duration 3 \
+		--size 42000 --gso 1400 --sndbuf 4096 > "$res.send0.json"
+	wait $p1
+	cap_stop "$res.pcap"
+	$FLOWS analyze "$res.pcap" --share 0,1 --gso-dport 30000 > "$res.json"
+	jq -s '{flows: (.[0].flows + .[1].flows)}' "$res.send0.json" "$res.send1.json" \
+		> "$res.send.json"
+	share_check "$name" "$res.json" 0,1 0.10 "$res.send.json"
+}
+
 prio_run() {   # prio_run NAME KEY BANDS -> writes $SMQ_OUT/NAME.json (band 0 window)
 	local name=$1 key=$2 bands=$3 res=$SMQ_OUT/$1
 	sd_setup && slowdev_set rate_pps $PRIO_RATE && sd_qdisc key "$key" bands "$bands" depth 1024 ||
@@ -569,6 +595,7 @@ case $SMQ_LINE in
 *)
 	if part_runs 30-backlog.sh:shares; then
 		fair_flow
+		fair_refill
 		case " $KEYS " in *" cpu "*) fair_cpu;; esac
 		prio
 	fi;;

@@ -52,6 +52,9 @@ analyze PCAP (a tcpdump -w capture, any timestamp precision)
   --share F1,F2..    byte/packet share of these flows in the window where
                      all of them were sending (trimmed by --trim, default 0.15)
   --window T0,T1     explicit window, seconds relative to the first packet
+  --gso-dport PORT   also count, in flows and shares, the UDP datagrams
+                     without the header (a GSO send's later segments):
+                     flow = destination port - PORT (send's --dport)
   --prio F           priority windows, in the same pass: "prio_busy" = the
                      shares of all flows while flow F was sending (its first
                      to last packet, trimmed by 0.15 s), "prio_before" = the
@@ -391,7 +394,15 @@ def cmd_analyze(a):
                 f = "pg%d" % struct.unpack_from("!H", data, l4)[0]
                 prio = 0
             elif magic != MAGIC:
-                other += 1
+                f = struct.unpack_from("!H", data, l4 + 2)[0] - (a.gso_dport or 0)
+                if not a.gso_dport or not 0 <= f < 4096 or f not in flows:
+                    other += 1
+                    continue
+                # A later segment: bytes and packets, no sequence number.
+                flows[f]["pkts"] += 1
+                flows[f]["bytes"] += orig
+                flows[f]["last"] = ts
+                pkts.append((ts, f, orig))
                 continue
             st = flows.get(f)
             if st is None:
@@ -598,6 +609,7 @@ def main():
     z.add_argument("--tcp", action="store_true")
     z.add_argument("--share", default="")
     z.add_argument("--window", default="")
+    z.add_argument("--gso-dport", type=int, default=0)
     z.add_argument("--trim", type=float, default=0.15)
     z.add_argument("--prio", default="")
     lt = sub.add_parser("latency")
