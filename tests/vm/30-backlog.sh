@@ -142,10 +142,12 @@ fair_cpu() {
 	share_check backlog-fair-cpu "$res.json" 0,1 0.10 "$res.send.json"
 }
 
-# A sender that refills its ring right after each skb leaves (one 42 KB
-# UDP GSO skb in flight: a send buffer smaller than one) against a flow
-# that keeps its ring full, both in 1400-byte segments: DRR gives each half
-# the bytes.  A ring emptied by a pop keeps its debt until a visit finds it
+# A sender that refills its ring right after each pop (a send buffer of
+# about two 42 KB UDP GSO skbs: one in the ring while the one before it
+# leaves the device, the next sent as soon as that one is out) against a
+# flow that keeps its ring full, both in 1400-byte segments: DRR gives
+# each half the bytes.  (With one skb in flight the sender cannot refill
+# before the other flow's skb is dequeued, and any scheduler alternates.)  A ring emptied by a pop keeps its debt until a visit finds it
 # empty; a dequeue that retired it at the pop and served it as a new flow
 # with a fresh quantum after each refill (8d6e34c, reverted) would give the
 # refilling sender most of the link.
@@ -159,7 +161,7 @@ fair_refill() {
 		--size 42000 --gso 1400 --sndbuf $SHARE_SNDBUF > "$res.send1.json" &
 	local p1=$!
 	$INA $FLOWS send --dst $IP_D --first 0 --flows 1 --procs 1 --cpus "$CPUS" --duration 3 \
-		--size 42000 --gso 1400 --sndbuf 4096 > "$res.send0.json"
+		--size 42000 --gso 1400 --sndbuf 30000 > "$res.send0.json"
 	wait $p1
 	cap_stop "$res.pcap"
 	$FLOWS analyze "$res.pcap" --share 0,1 --gso-dport 30000 > "$res.json"
