@@ -146,11 +146,11 @@ fair_cpu() {
 # about two 42 KB UDP GSO skbs: one in the ring while the one before it
 # leaves the device, the next sent as soon as that one is out) against a
 # flow that keeps its ring full, both in 1400-byte segments: DRR gives
-# each half the bytes.  (With one skb in flight the sender cannot refill
-# before the other flow's skb is dequeued, and any scheduler alternates.)  A ring emptied by a pop keeps its debt until a visit finds it
-# empty; a dequeue that retired it at the pop and served it as a new flow
-# with a fresh quantum after each refill (8d6e34c, reverted) would give the
-# refilling sender most of the link.
+# each half the bytes.  A ring emptied by a pop keeps its debt until a
+# visit finds it empty; retired at the pop and served as a new flow with a
+# fresh quantum after each refill (8d6e34c, reverted), the refilling
+# sender got 67 %.  With one skb in flight it cannot refill before the
+# other flow's skb is dequeued, and any scheduler alternates.
 fair_refill() {
 	local name=backlog-fair-refill res=$SMQ_OUT/fair-refill
 	sd_setup && slowdev_set rate_pps $SHARE_RATE && slowdev_set loop 0 &&

@@ -394,16 +394,13 @@ def cmd_analyze(a):
                 f = "pg%d" % struct.unpack_from("!H", data, l4)[0]
                 prio = 0
             elif magic != MAGIC:
-                f = struct.unpack_from("!H", data, l4 + 2)[0] - (a.gso_dport or 0)
-                if not a.gso_dport or not 0 <= f < 4096 or f not in flows:
+                # A GSO send's later segment (--gso-dport): a flow already
+                # seen, by its port; it carries no sequence number.
+                f = struct.unpack_from("!H", data, l4 + 2)[0] - a.gso_dport
+                if not a.gso_dport or f not in flows:
                     other += 1
                     continue
-                # A later segment: bytes and packets, no sequence number.
-                flows[f]["pkts"] += 1
-                flows[f]["bytes"] += orig
-                flows[f]["last"] = ts
-                pkts.append((ts, f, orig))
-                continue
+                seq = None
             st = flows.get(f)
             if st is None:
                 st = flows[f] = {"pkts": 0, "bytes": 0, "reorders": 0, "dups": 0,
@@ -412,12 +409,15 @@ def cmd_analyze(a):
             st["pkts"] += 1
             st["bytes"] += orig
             st["last"] = ts
-            if seq in st["seen"]:
+            if seq is None:
+                pass
+            elif seq in st["seen"]:
                 st["dups"] += 1
             elif seq < st["max"]:
                 st["reorders"] += 1
-            st["seen"].add(seq)
-            st["max"] = max(st["max"], seq)
+            if seq is not None:
+                st["seen"].add(seq)
+                st["max"] = max(st["max"], seq)
             pkts.append((ts, f, orig))
         elif proto == 6 and a.tcp and len(data) >= l4 + 20:
             sport, dport, seq = struct.unpack_from("!HHI", data, l4)
