@@ -375,6 +375,17 @@ static inline void *softmq_ring_pop_slot(struct softmq_ring *r)
 	return item;
 }
 
+/*
+ * Consumer.  No item at head and nothing spilled: the ring may be empty, or
+ * head's push is in flight (softmq_ring_retire() tells them apart).  No
+ * acquire: the item is not read.
+ */
+static inline bool softmq_ring_looks_empty(const struct softmq_ring *r)
+{
+	return !READ_ONCE(r->slot[r->head & r->cmask]) &&
+	       softmq_ring_unspilled(r);
+}
+
 /* Consumer.  Takes the next item; NULL as for softmq_ring_peek(). */
 static inline void *softmq_ring_pop(struct softmq_ring *r)
 {
@@ -564,6 +575,36 @@ static inline bool softmq_band_clear_hint(unsigned long *hints,
 	smp_mb__after_atomic();
 	if (softmq_active_next(map, n, 0) >= n)
 		return true;
+	set_bit(band, hints);
+	return false;
+}
+
+/*
+ * Consumer, after a pop that left ring @idx of @band looking empty
+ * (softmq_ring_looks_empty()), to retire it now rather than on its next
+ * visit.  softmq_band_clear_hint() with @idx left out of the rescan (it
+ * is still marked): the same clear, barrier and look, paired alike with
+ * softmq_band_note() and softmq_ring_seen().  True: no other ring is
+ * marked and the hint is clear; the caller retires @idx and, if that
+ * fails (a push in flight keeps the mark), sets the hint again.  False:
+ * another ring is marked, and the hint is set again.
+ */
+static inline bool softmq_band_clear_hint_but(unsigned long *hints,
+					      unsigned int band,
+					      const unsigned long *map,
+					      unsigned long n,
+					      unsigned long idx)
+{
+	clear_bit(band, hints);
+	/* The clear before the rescan; pairs with softmq_band_note(). */
+	smp_mb__after_atomic();
+	if (n <= BITS_PER_LONG) {
+		if (!(softmq_active_word(map, n) & ~BIT(idx)))
+			return true;
+	} else if (find_next_bit(map, n, 0) == idx &&
+		   find_next_bit(map, n, idx + 1) >= n) {
+		return true;
+	}
 	set_bit(band, hints);
 	return false;
 }

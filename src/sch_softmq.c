@@ -760,6 +760,38 @@ static __always_inline bool softmq_ring_idle(struct softmq_sched_data *q,
 }
 
 /*
+ * Consumer: ring @idx of @band gave a packet.  If the pop left it empty
+ * and no other ring of the band is marked, retire it and clear the band's
+ * hint now: at low load, where each packet leaves alone, the dequeue after
+ * it then finds no band hinted and returns before the table, instead of a
+ * visit that only retires the ring.  Only a ring that is alone: one
+ * waiting behind it would see this one, refilled between two dequeues,
+ * come back each time as a new flow with a fresh quantum, its deficit
+ * forgotten at every pop.  The known rings are the cheap first test; the
+ * rescan under the cleared hint is the one that decides.
+ */
+static __always_inline void softmq_ring_drained(struct softmq_sched_data *q,
+						struct softmq_table *t,
+						unsigned int band,
+						unsigned long idx,
+						struct softmq_ring *ring)
+{
+	if (t->known_rings[band] != 1 || !test_bit(idx, t->known[band]) ||
+	    !softmq_ring_looks_empty(ring))
+		return;
+	if (!softmq_band_clear_hint_but(&t->band_hints, band, t->active[band],
+					t->nr_rings, idx))
+		return;
+	if (softmq_ring_idle(q, t, band, idx, ring)) {
+		if (t->new_idx[band] == idx)
+			WRITE_ONCE(t->new_idx[band], t->nr_rings);
+		return;
+	}
+	/* A push in flight keeps it marked: the band keeps its hint. */
+	set_bit(band, &t->band_hints);
+}
+
+/*
  * Consumer: the ring of @band to serve as a new (sparse) flow, or nr_rings
  * for none.  A marked ring the consumer has not met since it woke (marked,
  * not known) is a new flow: it is served before the band's backlogged
@@ -883,6 +915,7 @@ static struct sk_buff *softmq_band_dequeue(struct Qdisc *sch,
 			if (skb) {
 				WRITE_ONCE(ring->deficit,
 					   ring->deficit - qdisc_pkt_len(skb));
+				softmq_ring_drained(q, t, band, idx, ring);
 				return skb;
 			}
 			/*
@@ -929,6 +962,7 @@ static struct sk_buff *softmq_band_dequeue(struct Qdisc *sch,
 			WRITE_ONCE(ring->deficit,
 				   ring->deficit - qdisc_pkt_len(skb));
 			t->cursor[band] = idx;
+			softmq_ring_drained(q, t, band, idx, ring);
 			return skb;
 		}
 		if (ring && softmq_ring_idle(q, t, band, idx, ring))

@@ -127,8 +127,9 @@ static void deliver(unsigned int idx, void *it)
 
 /*
  * softmq_band_dequeue() reduced to what concerns the ring: walk marked rings
- * from the cursor; pop; on NULL retire; a ring that cannot be retired has a
- * push in flight, skip it (and stop after a lap of only such rings).
+ * from the cursor; pop, and retire a ring the pop emptied if no other is
+ * marked; on NULL retire; a ring that cannot be retired has a push in
+ * flight, skip it (and stop after a lap of only such rings).
  * Returns 1 with an item, 0 if nothing, *busy if a ring was skipped.
  */
 static unsigned long cursor, hints;
@@ -159,6 +160,11 @@ static int band_dequeue(int *busy)
 		if (it) {
 			deliver((unsigned int)idx, it);
 			cursor = idx;
+			/* softmq_ring_drained(): a lone ring its pop emptied */
+			if (softmq_ring_looks_empty(rings[idx]) &&
+			    softmq_band_clear_hint_but(&hints, 0, active, R, idx) &&
+			    !softmq_ring_retire(rings[idx], active, (unsigned int)idx))
+				set_bit(0, &hints);
 			return 1;
 		}
 		if (!softmq_ring_retire(rings[idx], active, (unsigned int)idx)) {

@@ -727,6 +727,60 @@ static void t_band_hints(void **state)
 	assert_false(test_bit(2, &hints));
 }
 
+/*
+ * The retire at a pop that emptied its ring: clear_hint_but() leaves the
+ * popped ring out of its look, one-word and multi-word maps alike.
+ */
+static void t_band_hint_but(void **state)
+{
+	unsigned long hints = 0, map[2] = { 0, 0 };
+
+	(void)state;
+	set_bit(3, map);
+	softmq_band_note(&hints, 0);
+	assert_true(softmq_band_clear_hint_but(&hints, 0, map, 10, 3));
+	assert_false(test_bit(0, &hints));
+	set_bit(7, map);				/* another ring: kept */
+	assert_false(softmq_band_clear_hint_but(&hints, 0, map, 10, 3));
+	assert_true(test_bit(0, &hints));
+	assert_true(softmq_band_clear_hint_but(&hints, 0, map, 7, 3));	/* past n */
+	clear_bit(3, map);
+	clear_bit(7, map);
+
+	/* two words: before, after, past n */
+	set_bit(70, map);
+	assert_true(softmq_band_clear_hint_but(&hints, 0, map, 100, 70));
+	set_bit(5, map);
+	assert_false(softmq_band_clear_hint_but(&hints, 0, map, 100, 70));
+	assert_true(test_bit(0, &hints));
+	clear_bit(5, map);
+	set_bit(99, map);
+	assert_false(softmq_band_clear_hint_but(&hints, 0, map, 100, 70));
+	assert_true(softmq_band_clear_hint_but(&hints, 0, map, 99, 70));
+	assert_false(test_bit(0, &hints));
+}
+
+/* looks_empty: no item at head, nothing spilled (the slots' or the stack's). */
+static void t_looks_empty(void **state)
+{
+	struct softmq_ring *r = ring_new(2);
+
+	(void)state;
+	assert_true(softmq_ring_looks_empty(r));
+	fill(r, 2);
+	push_expect(r, 3, SOFTMQ_PUSH_SPILLED);
+	assert_false(softmq_ring_looks_empty(r));
+	pop_expect(r, 1, 2);
+	assert_false(softmq_ring_looks_empty(r));	/* the spilled one */
+	pop_expect(r, 3, 3);
+	assert_true(softmq_ring_looks_empty(r));
+	push_expect(r, 4, SOFTMQ_PUSH_OK);		/* not retired: no wake */
+	assert_false(softmq_ring_looks_empty(r));
+	pop_expect(r, 4, 4);
+	assert_true(softmq_ring_looks_empty(r));
+	free(r);
+}
+
 /* The producer's check after a non-waking push: marked and hinted. */
 static void t_ring_seen(void **state)
 {
@@ -982,6 +1036,8 @@ int main(void)
 		cmocka_unit_test(t_active_bitmap),
 		cmocka_unit_test(t_active_random),
 		cmocka_unit_test(t_band_hints),
+		cmocka_unit_test(t_band_hint_but),
+		cmocka_unit_test(t_looks_empty),
 		cmocka_unit_test(t_ring_seen),
 #ifdef RING_KSHIM
 		cmocka_unit_test(t_retire_loses_to_push),

@@ -84,6 +84,10 @@
  *   MUT_RETIRE_NOSET  retire does not re-mark the ring when its cmpxchg fails
  *   MUT_NO_RETRYLOCK  qdisc_run_begin() does not retry the lock after MISSED
  *   MUT_HINT_NO_RESCAN the consumer clears a band hint without looking again
+ *   MUT_POP_RETIRE_NO_LOOK a pop that empties its ring retires it and clears
+ *                     the hint without looking at the other rings
+ *   MUT_POP_RETIRE_NO_RESTORE that retire, failing (a push in flight),
+ *                     leaves the hint clear
  *   MUT_SPILL_ANY_POS  pop takes any spilled item of the ring, whatever its
  *                     position (order: P1's position check)
  *   MUT_SPILL_STALE_LIST pop trusts a non-empty list of spilled items and
@@ -293,6 +297,85 @@ byte blocked_from[NR];		/* P4: first position behind a stopped producer */
 	lastseq[((item - 1) / K) * NR + r] = (item - 1) % K + 1
 
 /*
+ * softmq_ring_retire() of ring idx.  Out: ok (retired: unmarked and IDLE;
+ * else the ring keeps its mark).
+ */
+inline ring_retire()
+{
+	atomic {				/* H:650 long t = atomic_long_read(&r->tail); */
+		t2 = tail[idx];
+		ok = (t2 / 2 == head[idx])	/* H:652 if (softmq_ring_pos(t) != r->head) */
+	};
+	if
+	:: ok ->
+#ifndef MUT_RETIRE_ORDER
+		mark[idx] = 0;			/* H:654 clear_bit(idx, map); */
+		atomic {			/* H:660 if (atomic_long_try_cmpxchg(&r->tail, &t, t | SOFTMQ_RING_IDLE)) */
+			if
+			:: tail[idx] == t2 -> tail[idx] = t2 | 1
+			:: else -> ok = 0
+			fi
+		};
+#else
+		/* mutant: IDLE in first, the mark out after */
+		atomic {
+			if
+			:: tail[idx] == t2 -> tail[idx] = t2 | 1
+			:: else -> ok = 0
+			fi
+		};
+		if :: ok -> mark[idx] = 0 :: else -> skip fi;
+#endif
+		if
+#ifndef MUT_RETIRE_NOSET
+		:: !ok -> mark[idx] = 1		/* H:662 set_bit(idx, map); */
+#endif
+		:: else -> skip
+		fi
+	:: else -> skip
+	fi
+}
+
+/*
+ * softmq_ring_drained() after a pop from ring idx that left it looking
+ * empty (the caller's step): the band's hint cleared, the other rings
+ * looked at, and idx retired if none is marked.  Its other first test (the
+ * only known ring) is left to spin: such a pop may come here or not.  -DMUT_POP_RETIRE_NO_LOOK:
+ * retired without the look (another ring's mark left unhinted);
+ * -DMUT_POP_RETIRE_NO_RESTORE: a retire that fails (a push in flight) leaves
+ * the hint clear.
+ */
+inline pop_retire()
+{
+	hint = 0;				/* H: clear_bit(band, hints); */
+	d_step {				/* H: if (!(softmq_active_word(map, n) & ~BIT(idx))) */
+		ok = 1;
+#ifndef MUT_POP_RETIRE_NO_LOOK
+		t2 = 0;
+		do
+		:: t2 < NR ->
+			if :: t2 != idx && mark[t2] -> ok = 0 :: else -> skip fi;
+			t2++
+		:: else -> break
+		od;
+#endif
+		t2 = 0
+	};
+	if
+	:: !ok -> hint = 1			/* H: set_bit(band, hints); */
+	:: else ->
+		ring_retire();			/* Q: if (softmq_ring_idle(q, t, band, idx, ring)) { */
+		if
+#ifndef MUT_POP_RETIRE_NO_RESTORE
+		:: !ok -> hint = 1		/* Q: set_bit(band, &t->band_hints); */
+#endif
+		:: else -> skip
+		fi
+	fi;
+	d_step { t2 = 0; ok = 0 }
+}
+
+/*
  * softmq_band_dequeue()'s lap, one band, deficit and new flows not modelled:
  * softmq_band_next() inlined.  Out: it (0 = NULL), busy.  In the code a
  * ring with deficit <= 0 is skipped once and refilled (which also ends a
@@ -426,43 +509,30 @@ inline band_dequeue()
 	   :: else -> skip
 	   fi;
 	   if
-	   :: it != 0 -> break			/* Q: return skb; */
+	   :: it != 0 ->
+		d_step {			/* H: return !READ_ONCE(r->slot[r->head & r->cmask]) && */
+			ok = (slot[idx * DEPTH + head[idx] % DEPTH] == 0);
+			t2 = 1;
+			do
+			:: t2 <= NITEMS ->
+				if
+				:: (instk[t2] || inpriv[t2]) && itemring[t2] == idx -> ok = 0
+				:: else -> skip
+				fi;
+				t2++
+			:: else -> break
+			od;
+			t2 = 0
+		};
+		if
+		:: ok -> pop_retire()		/* Q: softmq_ring_drained(q, t, band, idx, ring); */
+		:: true -> ok = 0
+		fi;
+		break				/* Q: return skb; */
 	   :: else -> skip
 	   fi;
 
-	   /* softmq_ring_retire() */
-	   atomic {				/* H:609 long t = atomic_long_read(&r->tail); */
-		t2 = tail[idx];
-		ok = (t2 / 2 == head[idx])	/* H:611 if (softmq_ring_pos(t) != r->head) */
-	   };
-	   if
-	   :: ok ->
-#ifndef MUT_RETIRE_ORDER
-		mark[idx] = 0;			/* H:613 clear_bit(idx, map); */
-		atomic {			/* H:619 if (atomic_long_try_cmpxchg(&r->tail, &t, t | SOFTMQ_RING_IDLE)) */
-			if
-			:: tail[idx] == t2 -> tail[idx] = t2 | 1
-			:: else -> ok = 0
-			fi
-		};
-#else
-		/* mutant: IDLE in first, the mark out after */
-		atomic {
-			if
-			:: tail[idx] == t2 -> tail[idx] = t2 | 1
-			:: else -> ok = 0
-			fi
-		};
-		if :: ok -> mark[idx] = 0 :: else -> skip fi;
-#endif
-		if
-#ifndef MUT_RETIRE_NOSET
-		:: !ok -> mark[idx] = 1		/* H:621 set_bit(idx, map); */
-#endif
-		:: else -> skip
-		fi
-	   :: else -> skip
-	   fi;
+	   ring_retire();			/* softmq_ring_retire() */
 	   d_step {
 		if
 		:: !ok ->

@@ -5,6 +5,7 @@
 #include "../kshim.h"
 
 #define BITS_PER_LONG	((int)(sizeof(long) * CHAR_BIT))
+#define BIT(nr)		(1UL << (nr))
 
 static inline void set_bit(long nr, volatile unsigned long *addr)
 {
