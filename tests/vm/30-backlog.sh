@@ -12,6 +12,10 @@
 #                    (per-packet round robin would give 73/22/5 %)
 #   fair-cpu         key cpu: the same between two CPUs (one flow pinned
 #                    to each, 1442 vs 106-byte frames)
+#   fair-refill      a UDP GSO sender that refills its ring right after
+#                    each pop against a backlogged flow: half the bytes each
+#   fair-refill-late the same, key cpu, the refilling sender alone first
+#                    (its ring retired at each pop) and the other joining
 #   prio-<key>       bands 3: while a prio 6 flow (band 0) is backlogged
 #                    >= 90 % of the packets leaving are its; before it
 #                    starts, prio 0 (band 1) gets >= 90 % against prio 1
@@ -146,10 +150,10 @@ fair_cpu() {
 # about two 42 KB UDP GSO skbs: one in the ring while the one before it
 # leaves the device, the next sent as soon as that one is out) against a
 # flow that keeps its ring full, both in 1400-byte segments: DRR gives
-# each half the bytes.  A ring emptied by a pop keeps its debt until a
-# visit finds it empty; retired at the pop and served as a new flow with a
-# fresh quantum after each refill (8d6e34c, reverted), the refilling
-# sender got 67 %.  With one skb in flight it cannot refill before the
+# each half the bytes.  A ring emptied by a pop while another is marked
+# keeps its debt until a visit finds it empty; retired at the pop and
+# served as a new flow with a fresh quantum after each refill (8d6e34c,
+# reverted), the refilling sender got 67 %.  With one skb in flight it cannot refill before the
 # other flow's skb is dequeued, and any scheduler alternates.
 fair_refill() {
 	local name=backlog-fair-refill res=$SMQ_OUT/fair-refill
@@ -163,6 +167,35 @@ fair_refill() {
 	$INA $FLOWS send --dst $IP_D --first 0 --flows 1 --procs 1 --cpus "$CPUS" --duration 3 \
 		--size 42000 --gso 1400 --sndbuf 30000 > "$res.send0.json"
 	wait $p1
+	cap_stop "$res.pcap"
+	$FLOWS analyze "$res.pcap" --share 0,1 --gso-dport 30000 > "$res.json"
+	jq -s '{flows: (.[0].flows + .[1].flows)}' "$res.send0.json" "$res.send1.json" \
+		> "$res.send.json"
+	share_check "$name" "$res.json" 0,1 0.10 "$res.send.json"
+}
+
+# The same two senders, the refilling one alone for a second before the
+# other starts, key cpu with each pinned (the refilling one on CPU 0, ring
+# 0, first in every scan).  Alone, its ring is retired at the pop that
+# empties it (softmq_ring_drained()); once the other ring is marked it
+# must not be: retired there, it is unknown and first in the next scan
+# for new rings, which stops at it (already new in this lap) before the
+# other ring is met, and the lap starts at it again (a mutant that skips
+# the look at the other rings: the late flow got almost nothing).
+fair_refill_late() {
+	local name=backlog-fair-refill-late res=$SMQ_OUT/fair-refill-late
+	if [ "$NCPU" -lt 2 ]; then skip "$name" "one CPU"; return; fi
+	sd_setup && slowdev_set rate_pps $SHARE_RATE && slowdev_set loop 0 &&
+		sd_qdisc key cpu bands 1 depth 1024 quantum 1514 ||
+		{ fail "$name" "setup"; return; }
+	cap_start "$INA" sd0 "$res.pcap" udp || { fail "$name" "tcpdump"; return; }
+	$INA $FLOWS send --dst $IP_D --first 0 --flows 1 --procs 1 --cpus 0 --duration 4 \
+		--size 42000 --gso 1400 --sndbuf 30000 > "$res.send0.json" &
+	local p0=$!
+	sleep 1
+	$INA $FLOWS send --dst $IP_D --first 1 --flows 1 --procs 1 --cpus 1 --duration 3 \
+		--size 42000 --gso 1400 --sndbuf $SHARE_SNDBUF > "$res.send1.json"
+	wait $p0
 	cap_stop "$res.pcap"
 	$FLOWS analyze "$res.pcap" --share 0,1 --gso-dport 30000 > "$res.json"
 	jq -s '{flows: (.[0].flows + .[1].flows)}' "$res.send0.json" "$res.send1.json" \
@@ -598,6 +631,7 @@ case $SMQ_LINE in
 	if part_runs 30-backlog.sh:shares; then
 		fair_flow
 		fair_refill
+		fair_refill_late
 		case " $KEYS " in *" cpu "*) fair_cpu;; esac
 		prio
 	fi;;
