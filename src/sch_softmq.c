@@ -120,6 +120,11 @@ struct softmq_config {
 struct softmq_flow {
 	struct codel_vars	cvars;
 	u32			new_round;
+	/*
+	 * Consumer: the dequeue whose pop last left it empty and alone, and
+	 * retired it, or found it refilled since (softmq_ring_drained()).
+	 */
+	u32			drained_at;
 	struct softmq_ring	ring;
 };
 
@@ -237,6 +242,8 @@ struct softmq_sched_data {
 	bool			busy;
 	u64			codel_drops;
 	u32			new_flow_count;
+	/* softmq_dequeue() calls, to tell a ring's refills apart from wakes. */
+	u32			dequeues;
 
 	/*
 	 * Written under RTNL, each field with WRITE_ONCE: dump() may read it
@@ -776,15 +783,30 @@ static __always_inline void softmq_ring_drained(struct softmq_sched_data *q,
 						unsigned long idx,
 						struct softmq_ring *ring)
 {
+	struct softmq_flow *flow = softmq_flow(ring);
+
 	if (t->known_rings[band] != 1 || !test_bit(idx, t->known[band]) ||
 	    !softmq_ring_looks_empty(ring))
 		return;
+	/*
+	 * Retired at the pop of the dequeue before this one, and refilled
+	 * since: its sender keeps up with the dequeues (the core's loop, a
+	 * transmit between two of them).  Retired at every pop, it would wake
+	 * on every packet (the producer's mark and note, our hint clear, look
+	 * and retire, on lines both sides write); leave it marked, as before,
+	 * while the dequeues keep finding it refilled.
+	 */
+	if (flow->drained_at == q->dequeues - 1) {
+		flow->drained_at = q->dequeues;
+		return;
+	}
 	if (!softmq_band_clear_hint_but(&t->band_hints, band, t->active[band],
 					t->nr_rings, idx))
 		return;
 	if (softmq_ring_idle(q, t, band, idx, ring)) {
 		if (t->new_idx[band] == idx)
 			WRITE_ONCE(t->new_idx[band], t->nr_rings);
+		flow->drained_at = q->dequeues;
 		return;
 	}
 	/* A push in flight keeps it marked: the band keeps its hint. */
@@ -1051,6 +1073,7 @@ static struct sk_buff *softmq_dequeue(struct Qdisc *sch)
 	struct softmq_table *t;
 	struct sk_buff *skb;
 
+	q->dequeues++;
 retry:
 	q->busy = false;
 	skb = NULL;

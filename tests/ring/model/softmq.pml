@@ -58,7 +58,12 @@
  *      publish (FIFO), or after taking the idle->active edge (PUSH_WOKE)
  *      and before its qdisc_run_begin() was through: until then the ring
  *      is its to announce (unmarked, or marked with no run after the mark),
- *      and pushes by others into it see a marked-looking ring only later.
+ *      and pushes by others into it see a marked-looking ring only later;
+ *      or after any other publish and before its qdisc_run_begin() was
+ *      through: a consumer that found its claimed slot unpublished left
+ *      the ring to it (DRAINING set, the ring's later items behind it), and
+ *      its run is the one that serves them (found by model-deep's
+ *      deep-stall-map1-3p: three producers in one ring of one slot).
  *      This is the design's stated cost ("only that ring's later items
  *      wait ... the stalled producer's own qdisc_run ... picks them up"),
  *      found by this model with the stop placed after the mark.
@@ -121,23 +126,24 @@
  *     words' worth of the same protocol.
  *
  * Bounds (tests/ring/run-check.sh, all exhaustive, no bitstate; pan built
- * with -DSAFETY -DCOLLAPSE -DMEMLIM=2048, run with -m500000; a search that
- * hits either bound fails the test; states on 2026-12-02, with the spill):
- *   base           NP=2 K=2 NR=2 DEPTH=2                    2.2M states
- *   full-quota     DEPTH=1 QUOTA=1 (spill path, quota path)  7.8M
- *   three-producers NP=3 K=1                                  4.0M
- *   one-ring       RING_MAP=1 (4 items, one ring of 2)      16.3M
- *   one-ring-3p    RING_MAP=1 NP=3 K=1 DEPTH=1 QUOTA=2      21.8M
+ * with -DSAFETY -DCOLLAPSE -DMEMLIM=2048 (one-ring-3p: 3072), run with
+ * -m500000; a search that hits either bound fails the test; states on
+ * 2026-12-04, with the spill and the retire at the pop):
+ *   base           NP=2 K=2 NR=2 DEPTH=2                    3.7M states
+ *   full-quota     DEPTH=1 QUOTA=1 (spill path, quota path) 11.9M
+ *   three-producers NP=3 K=1                                  6.5M
+ *   one-ring       RING_MAP=1 (4 items, one ring of 2)      25.7M
+ *   one-ring-3p    RING_MAP=1 NP=3 K=1 DEPTH=1 QUOTA=2      37.8M (2.3 GB)
  *                  (spills out of position order)
- *   own-rings      RING_MAP=2 DEPTH=1 QUOTA=1                4.6M
- *   any-cursor     ANY_CURSOR                                2.9M
- *   stall          MAXSTALL=1                                7.6M
- *   stall-3p       MAXSTALL=1 NP=3 K=1 DEPTH=1              14.1M
- *   control-lock   CONTROL_LOCK NCTL=2 K=1                   1.1M
- *   control-lock-one-ring  the same, RING_MAP=1              2.1M
- *   control-lock-quota     the same, DEPTH=1 QUOTA=1         1.1M
- *   control-lock-stall     the same, MAXSTALL=1              2.2M
- * about 170 s in all.  make -C tests/ring model-deep runs ANY_RING variants
+ *   own-rings      RING_MAP=2 DEPTH=1 QUOTA=1                7.0M
+ *   any-cursor     ANY_CURSOR                                4.0M
+ *   stall          MAXSTALL=1                               12.6M
+ *   stall-3p       MAXSTALL=1 NP=3 K=1 DEPTH=1              22.0M
+ *   control-lock   CONTROL_LOCK NCTL=2 K=1                   1.9M
+ *   control-lock-one-ring  the same, RING_MAP=1              2.8M
+ *   control-lock-quota     the same, DEPTH=1 QUOTA=1         1.7M
+ *   control-lock-stall     the same, MAXSTALL=1              3.7M
+ * about 180 s in all.  make -C tests/ring model-deep runs ANY_RING variants
  * (26-44M states, up to 2.5 GB) and CONTROL_LOCK with K=2 (20M, 1 GB).
  * NP=3 K=2 does not fit in 3 GB, nor CONTROL_LOCK NP=3 K=1 in 2 GB.
  * MUT_NO_RETRYLOCK runs with -DNO_CLEAN_END: with the clean-end check on,
@@ -717,16 +723,14 @@ proctype producer(byte p)
 		:: fits ->
 			d_step {		/* H: smp_store_release(&r->slot[pos & r->mask], item); */
 				assert(slot[r * DEPTH + pos % DEPTH] == 0);
-				slot[r * DEPTH + pos % DEPTH] = item;
-				if :: !woke -> GHOST_DONE :: else -> skip fi
+				slot[r * DEPTH + pos % DEPTH] = item
 			}
 		:: else ->
 			/* softmq_ring_spill(): an idle ring's first position fits */
 			assert(!woke);
 			d_step {		/* H: } while (!try_cmpxchg(&r->spilled, &first, s)); */
 				spos[item] = pos;
-				instk[item] = 1;
-				GHOST_DONE
+				instk[item] = 1
 			}
 		fi;
 		if
