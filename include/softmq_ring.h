@@ -601,9 +601,13 @@ static inline bool softmq_band_clear_hint_but(unsigned long *hints,
 	if (n <= BITS_PER_LONG) {
 		if (!(softmq_active_word(map, n) & ~BIT(idx)))
 			return true;
-	} else if (find_next_bit(map, n, 0) == idx &&
-		   find_next_bit(map, n, idx + 1) >= n) {
-		return true;
+	} else {
+		unsigned long other = find_next_bit(map, n, 0);
+
+		if (other == idx)
+			other = find_next_bit(map, n, idx + 1);
+		if (other >= n)
+			return true;
 	}
 	set_bit(band, hints);
 	return false;

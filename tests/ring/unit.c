@@ -758,6 +758,11 @@ static void t_band_hint_but(void **state)
 	assert_false(softmq_band_clear_hint_but(&hints, 0, map, 100, 70));
 	assert_true(softmq_band_clear_hint_but(&hints, 0, map, 99, 70));
 	assert_false(test_bit(0, &hints));
+	/* its own mark clear: "no other" all the same, either width */
+	clear_bit(99, map);
+	clear_bit(70, map);
+	assert_true(softmq_band_clear_hint_but(&hints, 0, map, 100, 70));
+	assert_true(softmq_band_clear_hint_but(&hints, 0, map, 10, 3));
 }
 
 /* looks_empty: no item at head, nothing spilled (the slots' or the stack's). */

@@ -308,15 +308,15 @@ byte blocked_from[NR];		/* P4: first position behind a stopped producer */
  */
 inline ring_retire()
 {
-	atomic {				/* H:650 long t = atomic_long_read(&r->tail); */
+	atomic {				/* H:654 long t = atomic_long_read(&r->tail); */
 		t2 = tail[idx];
-		ok = (t2 / 2 == head[idx])	/* H:652 if (softmq_ring_pos(t) != r->head) */
+		ok = (t2 / 2 == head[idx])	/* H:656 if (softmq_ring_pos(t) != r->head) */
 	};
 	if
 	:: ok ->
 #ifndef MUT_RETIRE_ORDER
-		mark[idx] = 0;			/* H:654 clear_bit(idx, map); */
-		atomic {			/* H:660 if (atomic_long_try_cmpxchg(&r->tail, &t, t | SOFTMQ_RING_IDLE)) */
+		mark[idx] = 0;			/* H:658 clear_bit(idx, map); */
+		atomic {			/* H:664 if (atomic_long_try_cmpxchg(&r->tail, &t, t | SOFTMQ_RING_IDLE)) */
 			if
 			:: tail[idx] == t2 -> tail[idx] = t2 | 1
 			:: else -> ok = 0
@@ -334,7 +334,7 @@ inline ring_retire()
 #endif
 		if
 #ifndef MUT_RETIRE_NOSET
-		:: !ok -> mark[idx] = 1		/* H:662 set_bit(idx, map); */
+		:: !ok -> mark[idx] = 1		/* H:666 set_bit(idx, map); */
 #endif
 		:: else -> skip
 		fi
