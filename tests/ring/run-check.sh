@@ -141,10 +141,11 @@ model_run() {
 
 if [ "${1:-}" = --model-deep ]; then
 	# Larger configurations: minutes and GBs each; not part of check.
-	export MODEL_MEMLIM=${MODEL_MEMLIM:-4096}
-	model deep-any-ring ok "-DANY_RING"
+	export MODEL_MEMLIM=${MODEL_MEMLIM:-6144}
+	# With the retire at the pop, -DANY_RING outgrows 8 GB (140M states).
+	model deep-any-ring ok "-DANY_RING -DNO_POP_RETIRE"
 	model deep-any-ring-cursor-3p ok "-DNP=3 -DK=1 -DANY_RING -DANY_CURSOR"
-	model deep-any-ring-3p-d1-q1 ok "-DNP=3 -DK=1 -DDEPTH=1 -DQUOTA=1 -DANY_RING"
+	model deep-any-ring-3p-d1-q1 ok "-DNP=3 -DK=1 -DDEPTH=1 -DQUOTA=1 -DANY_RING -DNO_POP_RETIRE"
 	model deep-stall-map1-3p ok "-DMAXSTALL=1 -DRING_MAP=1 -DNP=3 -DK=1 -DDEPTH=1"
 	model deep-control-lock ok "-DCONTROL_LOCK"
 	model_results

@@ -143,8 +143,13 @@
  *   control-lock-one-ring  the same, RING_MAP=1              2.8M
  *   control-lock-quota     the same, DEPTH=1 QUOTA=1         1.7M
  *   control-lock-stall     the same, MAXSTALL=1              3.7M
- * about 180 s in all.  make -C tests/ring model-deep runs ANY_RING variants
- * (26-44M states, up to 2.5 GB) and CONTROL_LOCK with K=2 (20M, 1 GB).
+ * about 180 s in all.  make -C tests/ring model-deep (MEMLIM 6144) runs
+ * ANY_RING variants: with -DNO_POP_RETIRE (the retire at the pop left
+ * out; with it, -DANY_RING alone outgrew 8 GB at 140M states) for
+ * deep-any-ring and deep-any-ring-3p-d1-q1 (26-44M states, up to 2.5 GB),
+ * with it for deep-any-ring-cursor-3p (95.5M, 4.9 GB, 312 s); the stall
+ * case with three producers in one ring of one slot (66M, 3.6 GB) and
+ * CONTROL_LOCK with K=2 (42M, 2.4 GB), both with it.
  * NP=3 K=2 does not fit in 3 GB, nor CONTROL_LOCK NP=3 K=1 in 2 GB.
  * MUT_NO_RETRYLOCK runs with -DNO_CLEAN_END: with the clean-end check on,
  * spin first reports a MISSED bit left set at rest; without it, the lost
@@ -516,6 +521,7 @@ inline band_dequeue()
 	   fi;
 	   if
 	   :: it != 0 ->
+#ifndef NO_POP_RETIRE
 		d_step {			/* H: return !READ_ONCE(r->slot[r->head & r->cmask]) && */
 			ok = (slot[idx * DEPTH + head[idx] % DEPTH] == 0);
 			t2 = 1;
@@ -534,6 +540,7 @@ inline band_dequeue()
 		:: ok -> pop_retire()		/* Q: softmq_ring_drained(q, t, band, idx, ring); */
 		:: true -> ok = 0
 		fi;
+#endif
 		break				/* Q: return skb; */
 	   :: else -> skip
 	   fi;
