@@ -176,12 +176,15 @@ fair_refill() {
 
 # The same two senders, the refilling one alone for a second before the
 # other starts, key cpu with each pinned (the refilling one on CPU 0, ring
-# 0, first in every scan).  Alone, its ring is retired at the pop that
+# 0, first in every scan).  Alone, its ring may be retired at the pop that
 # empties it (softmq_ring_drained()); once the other ring is marked it
 # must not be: retired there, it is unknown and first in the next scan
 # for new rings, which stops at it (already new in this lap) before the
-# other ring is met, and the lap starts at it again (a mutant that skips
-# the look at the other rings: the late flow got almost nothing).
+# other ring is met, and the lap starts at it again.  Mutants, both run
+# once by hand: the look at the other rings skipped (4ad31d2, before the
+# refill rule): the late flow sent nothing until the first stopped; a
+# retire at every pop that empties a ring (as 8d6e34c): the same here,
+# and 100 % / 0 % in fair-refill.
 fair_refill_late() {
 	local name=backlog-fair-refill-late res=$SMQ_OUT/fair-refill-late
 	if [ "$NCPU" -lt 2 ]; then skip "$name" "one CPU"; return; fi
