@@ -146,6 +146,28 @@ fair_cpu() {
 	share_check backlog-fair-cpu "$res.json" 0,1 0.10 "$res.send.json"
 }
 
+# refill_run NAME KEY CPUS0 CPUS1 LEAD: sender 0 refills its ring (send
+# buffer 30000), sender 1 keeps its own full; sender 0 starts LEAD s first.
+refill_run() {
+	local name=$1 key=$2 cpus0=$3 cpus1=$4 lead=$5 res=$SMQ_OUT/${1#backlog-}
+	sd_setup && slowdev_set rate_pps $SHARE_RATE && slowdev_set loop 0 &&
+		sd_qdisc key "$key" bands 1 depth 1024 quantum 1514 ||
+		{ fail "$name" "setup"; return; }
+	cap_start "$INA" sd0 "$res.pcap" udp || { fail "$name" "tcpdump"; return; }
+	$INA $FLOWS send --dst $IP_D --first 0 --flows 1 --procs 1 --cpus "$cpus0" \
+		--duration $((3 + lead)) --size 42000 --gso 1400 --sndbuf 30000 > "$res.send0.json" &
+	local p0=$!
+	[ "$lead" -eq 0 ] || sleep "$lead"
+	$INA $FLOWS send --dst $IP_D --first 1 --flows 1 --procs 1 --cpus "$cpus1" --duration 3 \
+		--size 42000 --gso 1400 --sndbuf $SHARE_SNDBUF > "$res.send1.json"
+	wait $p0
+	cap_stop "$res.pcap"
+	$FLOWS analyze "$res.pcap" --share 0,1 --gso-dport 30000 > "$res.json"
+	jq -s '{flows: (.[0].flows + .[1].flows)}' "$res.send0.json" "$res.send1.json" \
+		> "$res.send.json"
+	share_check "$name" "$res.json" 0,1 0.10 "$res.send.json"
+}
+
 # A sender that refills its ring right after each pop (a send buffer of
 # about two 42 KB UDP GSO skbs: one in the ring while the one before it
 # leaves the device, the next sent as soon as that one is out) against a
@@ -156,22 +178,7 @@ fair_cpu() {
 # reverted), the refilling sender got 67 %.  With one skb in flight it cannot refill before the
 # other flow's skb is dequeued, and any scheduler alternates.
 fair_refill() {
-	local name=backlog-fair-refill res=$SMQ_OUT/fair-refill
-	sd_setup && slowdev_set rate_pps $SHARE_RATE && slowdev_set loop 0 &&
-		sd_qdisc key flow bands 1 depth 1024 quantum 1514 ||
-		{ fail "$name" "setup"; return; }
-	cap_start "$INA" sd0 "$res.pcap" udp || { fail "$name" "tcpdump"; return; }
-	$INA $FLOWS send --dst $IP_D --first 1 --flows 1 --procs 1 --cpus "$CPUS" --duration 3 \
-		--size 42000 --gso 1400 --sndbuf $SHARE_SNDBUF > "$res.send1.json" &
-	local p1=$!
-	$INA $FLOWS send --dst $IP_D --first 0 --flows 1 --procs 1 --cpus "$CPUS" --duration 3 \
-		--size 42000 --gso 1400 --sndbuf 30000 > "$res.send0.json"
-	wait $p1
-	cap_stop "$res.pcap"
-	$FLOWS analyze "$res.pcap" --share 0,1 --gso-dport 30000 > "$res.json"
-	jq -s '{flows: (.[0].flows + .[1].flows)}' "$res.send0.json" "$res.send1.json" \
-		> "$res.send.json"
-	share_check "$name" "$res.json" 0,1 0.10 "$res.send.json"
+	refill_run backlog-fair-refill flow "$CPUS" "$CPUS" 0
 }
 
 # The same two senders, the refilling one alone for a second before the
@@ -186,24 +193,8 @@ fair_refill() {
 # retire at every pop that empties a ring (as 8d6e34c): the same here,
 # and 100 % / 0 % in fair-refill.
 fair_refill_late() {
-	local name=backlog-fair-refill-late res=$SMQ_OUT/fair-refill-late
-	if [ "$NCPU" -lt 2 ]; then skip "$name" "one CPU"; return; fi
-	sd_setup && slowdev_set rate_pps $SHARE_RATE && slowdev_set loop 0 &&
-		sd_qdisc key cpu bands 1 depth 1024 quantum 1514 ||
-		{ fail "$name" "setup"; return; }
-	cap_start "$INA" sd0 "$res.pcap" udp || { fail "$name" "tcpdump"; return; }
-	$INA $FLOWS send --dst $IP_D --first 0 --flows 1 --procs 1 --cpus 0 --duration 4 \
-		--size 42000 --gso 1400 --sndbuf 30000 > "$res.send0.json" &
-	local p0=$!
-	sleep 1
-	$INA $FLOWS send --dst $IP_D --first 1 --flows 1 --procs 1 --cpus 1 --duration 3 \
-		--size 42000 --gso 1400 --sndbuf $SHARE_SNDBUF > "$res.send1.json"
-	wait $p0
-	cap_stop "$res.pcap"
-	$FLOWS analyze "$res.pcap" --share 0,1 --gso-dport 30000 > "$res.json"
-	jq -s '{flows: (.[0].flows + .[1].flows)}' "$res.send0.json" "$res.send1.json" \
-		> "$res.send.json"
-	share_check "$name" "$res.json" 0,1 0.10 "$res.send.json"
+	if [ "$NCPU" -lt 2 ]; then skip backlog-fair-refill-late "one CPU"; return; fi
+	refill_run backlog-fair-refill-late cpu 0 1 1
 }
 
 prio_run() {   # prio_run NAME KEY BANDS -> writes $SMQ_OUT/NAME.json (band 0 window)
