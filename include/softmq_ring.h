@@ -538,6 +538,16 @@ static inline void softmq_band_note(unsigned long *hints, unsigned int band)
 }
 
 /*
+ * Consumer: a ring of @band may have woken since softmq_band_woke_take()
+ * last cleared the bit.  A read only; a wake after it is met by the next.
+ */
+static inline bool softmq_band_woke(const unsigned long *hints,
+				    unsigned int band)
+{
+	return test_bit(SOFTMQ_BAND_WOKE + band, hints);
+}
+
+/*
  * Consumer, before it looks for rings of @band that woke (marked, not yet
  * met: new flows).  True if one may have woken since it last looked: the
  * bit is cleared, then the scan.  Both sides store, full barrier, load, as
@@ -550,7 +560,7 @@ static inline void softmq_band_note(unsigned long *hints, unsigned int band)
 static inline bool softmq_band_woke_take(unsigned long *hints,
 					 unsigned int band)
 {
-	if (!test_bit(SOFTMQ_BAND_WOKE + band, hints))
+	if (!softmq_band_woke(hints, band))
 		return false;
 	clear_bit(SOFTMQ_BAND_WOKE + band, hints);
 	/* The clear before the scan; pairs with softmq_band_note(). */

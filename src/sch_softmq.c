@@ -902,6 +902,27 @@ static unsigned long softmq_band_next(struct softmq_table *t,
 }
 
 /*
+ * Consumer: true if @band's lap may start at its cursor ring without a
+ * scan: that ring is marked, and the sparse-flow pass has nothing to put
+ * before it (no new flow in service, none woke since a scan found none).
+ * The pass would then only return, and the lap's scan from the cursor
+ * would find the cursor: on a backlogged band, every dequeue.  A mark or a
+ * wake that comes after these reads is met as it would be after the
+ * scan's.
+ */
+static bool softmq_band_at_cursor(const struct softmq_table *t,
+				  unsigned int band, bool new_flows)
+{
+	unsigned long n = t->nr_rings;
+
+	if (new_flows && n > 1 &&
+	    (t->new_idx[band] < n || t->woke_pending[band] ||
+	     softmq_band_woke(&t->band_hints, band)))
+		return false;
+	return test_bit(t->cursor[band], t->active[band]);
+}
+
+/*
  * Consumer: deficit round robin over the marked rings of one band whose
  * hint is set, a new flow first (@new_flows: not on the rescan after
  * MISSED).  Returns NULL when the band is empty, or after a full lap that
@@ -920,11 +941,12 @@ static struct sk_buff *softmq_band_dequeue(struct Qdisc *sch,
 	unsigned long idx = t->cursor[band];
 	/* The first ring of the current run of busy visits, n for none. */
 	unsigned long busy_from = n;
+	bool at_cursor = softmq_band_at_cursor(t, band, new_flows);
 	struct softmq_ring *ring;
 	struct sk_buff *skb;
 
 	/* New flows first; one ring per band has nothing to put first. */
-	if (new_flows && n > 1) {
+	if (new_flows && n > 1 && !at_cursor) {
 		while ((idx = softmq_band_new_flow(q, t, band)) < n) {
 			ring = READ_ONCE(rings[idx]);
 			if (ring->deficit <= 0) {
@@ -964,8 +986,9 @@ static struct sk_buff *softmq_band_dequeue(struct Qdisc *sch,
 	}
 
 	/* The old flows: the round robin's lap. */
-	for (;; idx++) {
-		idx = softmq_band_next(t, band, idx);
+	for (;; idx++, at_cursor = false) {
+		if (!at_cursor)
+			idx = softmq_band_next(t, band, idx);
 		if (idx >= n || idx == busy_from)
 			break;
 		ring = READ_ONCE(rings[idx]);

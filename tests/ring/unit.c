@@ -708,7 +708,10 @@ static void t_band_hints(void **state)
 	assert_true(softmq_band_clear_hint(&hints, 1, map, 100));
 	assert_int_equal(hints, 1UL << (SOFTMQ_BAND_WOKE + 1));
 	assert_false(softmq_band_woke_take(&hints, 0));
+	assert_true(softmq_band_woke(&hints, 1));	/* a look takes nothing */
+	assert_false(softmq_band_woke(&hints, 0));
 	assert_true(softmq_band_woke_take(&hints, 1));	/* taken once */
+	assert_false(softmq_band_woke(&hints, 1));
 	assert_false(softmq_band_woke_take(&hints, 1));
 	assert_int_equal(hints, 0);
 	/* a wake after the take sets it again, the hint too */

@@ -204,16 +204,16 @@ proctype consumer()
 	:: else ->
 		/* Q: if (softmq_band_clear_hint(&t->band_hints, band, t->active[band], n)) */
 		d_step { cclear = nst[HINT] };
-		store(C, HINT, 0);	/* H:573 clear_bit(band, hints); */
+		store(C, HINT, 0);	/* H:583 clear_bit(band, hints); */
 #ifndef MUT_NO_CLEAR_HINT_MB
-		mb(C);			/* H:575 smp_mb__after_atomic(); */
+		mb(C);			/* H:585 smp_mb__after_atomic(); */
 #endif
-		load(C, MARK, m);	/* H:576 if (softmq_active_next(map, n, 0) >= n) */
+		load(C, MARK, m);	/* H:586 if (softmq_active_next(map, n, 0) >= n) */
 		if
 		:: m ->
-			store(C, HINT, 1);	/* H:578 set_bit(band, hints); */
+			store(C, HINT, 1);	/* H:588 set_bit(band, hints); */
 			csaw = 1
-		:: else -> skip		/* H:577 return true; */
+		:: else -> skip		/* H:587 return true; */
 		fi
 	fi;
 	cdone = 1
@@ -225,14 +225,14 @@ proctype producer()
 	bit m, h;
 
 	/* Q: } else if (unlikely(!softmq_ring_seen(t->active[band], idx, */
-	load(P, MARK, m);		/* H:637 if (!test_bit(idx, map)) */
+	load(P, MARK, m);		/* H:647 if (!test_bit(idx, map)) */
 	if
 	:: m ->
 #ifndef MUT_NO_SEEN_MB
-		mb(P);			/* H:640 smp_mb(); */
+		mb(P);			/* H:650 smp_mb(); */
 #endif
-		load(P, HINT, h)	/* H:641 return test_bit(band, hints); */
-	:: else -> h = 0		/* H:638 return false; */
+		load(P, HINT, h)	/* H:651 return test_bit(band, hints); */
+	:: else -> h = 0		/* H:648 return false; */
 	fi;
 	if
 	:: !h ->

@@ -313,15 +313,15 @@ byte blocked_from[NR];		/* P4: first position behind a stopped producer */
  */
 inline ring_retire()
 {
-	atomic {				/* H:654 long t = atomic_long_read(&r->tail); */
+	atomic {				/* H:664 long t = atomic_long_read(&r->tail); */
 		t2 = tail[idx];
-		ok = (t2 / 2 == head[idx])	/* H:656 if (softmq_ring_pos(t) != r->head) */
+		ok = (t2 / 2 == head[idx])	/* H:666 if (softmq_ring_pos(t) != r->head) */
 	};
 	if
 	:: ok ->
 #ifndef MUT_RETIRE_ORDER
-		mark[idx] = 0;			/* H:658 clear_bit(idx, map); */
-		atomic {			/* H:664 if (atomic_long_try_cmpxchg(&r->tail, &t, t | SOFTMQ_RING_IDLE)) */
+		mark[idx] = 0;			/* H:668 clear_bit(idx, map); */
+		atomic {			/* H:674 if (atomic_long_try_cmpxchg(&r->tail, &t, t | SOFTMQ_RING_IDLE)) */
 			if
 			:: tail[idx] == t2 -> tail[idx] = t2 | 1
 			:: else -> ok = 0
@@ -339,7 +339,7 @@ inline ring_retire()
 #endif
 		if
 #ifndef MUT_RETIRE_NOSET
-		:: !ok -> mark[idx] = 1		/* H:666 set_bit(idx, map); */
+		:: !ok -> mark[idx] = 1		/* H:676 set_bit(idx, map); */
 #endif
 		:: else -> skip
 		fi
@@ -394,7 +394,10 @@ inline pop_retire()
  * those extra visits.  The loop ends: a rescan that finds a mark goes on
  * to visit that ring, which either gives a packet, or is busy (the lap
  * then stops at it), or goes idle (its mark cleared, and only a producer's
- * push marks again, a bounded number of times).
+ * push marks again, a bounded number of times).  softmq_band_at_cursor(),
+ * which starts the lap at a marked cursor ring without the scan, is not
+ * written out: its one read of the cursor's mark is the first read the
+ * scan below makes, and a scan from a marked cursor returns the cursor.
  */
 inline band_dequeue()
 {
@@ -556,7 +559,7 @@ inline band_dequeue()
 			fi
 		:: else -> skip
 		fi;
-		idx++;				/* Q: for (;; idx++) { */
+		idx++;				/* Q: for (;; idx++, at_cursor = false) { */
 		t2 = 0;
 		ok = 0
 	   }
