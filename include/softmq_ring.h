@@ -256,13 +256,31 @@ static inline bool softmq_spill_append(struct softmq_ring *r,
 static inline void softmq_ring_unspill(struct softmq_ring *r)
 {
 	struct softmq_spill *s = xchg(&r->spilled, NULL);
-	struct softmq_spill *rev = NULL, *next, **at;
+	struct softmq_spill *rev = NULL, *newest = s, *next, **at;
+	bool sorted = true;
 
 	while (s) {
 		next = s->next;
+		if (next && softmq_ring_behind(r, next->pos) >
+			    softmq_ring_behind(r, s->pos))
+			sorted = false;
 		s->next = rev;
 		rev = s;
 		s = next;
+	}
+	/*
+	 * No race among them, and all after the main list's last (a standing
+	 * backlog: every push spills): one splice, not one append each.
+	 */
+	if (sorted && rev &&
+	    (!r->spill_first || softmq_ring_behind(r, rev->pos) >
+				softmq_ring_behind(r, r->spill_last->pos))) {
+		if (r->spill_first)
+			r->spill_last->next = rev;
+		else
+			r->spill_first = rev;
+		r->spill_last = newest;
+		return;
 	}
 	for (s = rev; s; s = next) {
 		next = s->next;
@@ -320,7 +338,12 @@ static noinline void *softmq_ring_peek_spilled(struct softmq_ring *r)
 	return list ? *list : NULL;
 }
 
-static noinline void *softmq_ring_pop_spilled(struct softmq_ring *r)
+/*
+ * The body of softmq_ring_pop_spilled(), for a caller whose own path to it
+ * is already out of line (the qdisc's take of a spilled ring): one call
+ * a spilled packet, not two.
+ */
+static __always_inline void *__softmq_ring_pop_spilled(struct softmq_ring *r)
 {
 	struct softmq_spill **list = softmq_ring_spilled(r);
 	struct softmq_spill *s;
@@ -334,6 +357,11 @@ static noinline void *softmq_ring_pop_spilled(struct softmq_ring *r)
 	/* Release: pairs with the producers' acquire in softmq_ring_fits(). */
 	smp_store_release(&r->head, (r->head + 1) & SOFTMQ_RING_POS_MASK);
 	return s;
+}
+
+static noinline void *softmq_ring_pop_spilled(struct softmq_ring *r)
+{
+	return __softmq_ring_pop_spilled(r);
 }
 
 /*

@@ -617,7 +617,7 @@ static void softmq_note_occupancy(struct softmq_sched_data *q,
 static noinline struct sk_buff *
 softmq_ring_take_spilled(struct softmq_ring *ring)
 {
-	struct sk_buff *skb = softmq_ring_pop_spilled(ring);
+	struct sk_buff *skb = __softmq_ring_pop_spilled(ring);
 
 	if (skb)
 		softmq_ring_taken(ring, qdisc_pkt_len(skb));

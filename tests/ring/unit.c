@@ -551,6 +551,49 @@ static void t_spill_late_walk(void **state)
 }
 
 /*
+ * A batch taken off the stack in order and after the main list's last is
+ * spliced on whole (softmq_ring_unspill()); one that is in order but
+ * starts behind that last, or holds a race, goes item by item.  Either
+ * way every item leaves in position order.
+ */
+static void t_spill_splice(void **state)
+{
+	struct softmq_ring *r = ring_new(1);
+	unsigned long p[9];
+	int woke, i;
+
+	(void)state;
+	push_expect(r, 1, SOFTMQ_PUSH_WOKE);
+	for (i = 2; i <= 8; i++)
+		claim(r, &p[i], &woke);
+	/* 3, 4: in order, a batch of its own; then 5, 6 after them */
+	softmq_ring_spill(r, ITEM(3), p[3]);
+	softmq_ring_spill(r, ITEM(4), p[4]);
+	assert_int_equal(ITEM_N(softmq_ring_pop(r)), 1);
+	assert_null(softmq_ring_pop(r));	/* 2 not spilled: batch taken */
+	assert_int_equal(ITEM_N(r->spill_first), 3);
+	assert_int_equal(ITEM_N(r->spill_last), 4);
+	assert_null(r->spill_last->next);
+	softmq_ring_spill(r, ITEM(5), p[5]);
+	softmq_ring_spill(r, ITEM(6), p[6]);
+	assert_null(softmq_ring_pop(r));	/* spliced after 4 */
+	assert_int_equal(ITEM_N(r->spill_last), 6);
+	assert_null(r->late_first);
+	/* 2, in order but behind 6: the late list, not a splice */
+	softmq_ring_spill(r, ITEM(2), p[2]);
+	assert_int_equal(ITEM_N(softmq_ring_pop(r)), 2);
+	assert_int_equal(ITEM_N(r->spill_last), 6);
+	/* 8 then 7: a race within the batch, item by item */
+	softmq_ring_spill(r, ITEM(8), p[8]);
+	softmq_ring_spill(r, ITEM(7), p[7]);
+	pop_expect(r, 3, 8);
+	assert_null(softmq_ring_pop(r));
+	assert_null(r->spill_first);
+	assert_null(r->late_first);
+	free(r);
+}
+
+/*
  * A push that spills still refreshes head_snap: while a ring spills no
  * push fits, and a snapshot nobody refreshed would, 2^63 positions (2^31
  * on 32-bit) later, make a spilling position look as if it fitted.
@@ -1040,6 +1083,7 @@ int main(void)
 		cmocka_unit_test(t_unpublished_full),
 		cmocka_unit_test(t_spill_out_of_order),
 		cmocka_unit_test(t_spill_late_walk),
+		cmocka_unit_test(t_spill_splice),
 		cmocka_unit_test(t_spill_refreshes_snap),
 		cmocka_unit_test(t_active_bitmap),
 		cmocka_unit_test(t_active_random),
