@@ -384,8 +384,8 @@ static inline void *softmq_ring_peek(struct softmq_ring *r)
 /*
  * Consumer.  Takes head's item if its slot holds it; NULL if not (empty,
  * in flight, or spilled).  The first part of softmq_ring_pop(), for a
- * caller that keeps the spilled part, softmq_ring_pop_spilled() behind
- * softmq_ring_unspilled(), out of its per-packet path: such a caller must
+ * caller that keeps the spilled part (softmq_ring_pop_spilled() or its
+ * body) behind softmq_ring_unspilled(), out of its per-packet path: one must
  * make both tests after a NULL, or it strands spilled items.
  */
 static inline void *softmq_ring_pop_slot(struct softmq_ring *r)

@@ -902,24 +902,15 @@ static unsigned long softmq_band_next(struct softmq_table *t,
 }
 
 /*
- * Consumer: true if @band's lap may start at its cursor ring without a
- * scan: that ring is marked, and the sparse-flow pass has nothing to put
- * before it (no new flow in service, none woke since a scan found none).
- * The pass would then only return, and the lap's scan from the cursor
- * would find the cursor: on a backlogged band, every dequeue.  A mark or a
- * wake that comes after these reads is met as it would be after the
- * scan's.
+ * Consumer: a ring of @band may be due as a new flow: one in service, or
+ * one that may have woken since a scan found none.  Without either, the
+ * sparse-flow pass would only return.
  */
-static bool softmq_band_at_cursor(const struct softmq_table *t,
-				  unsigned int band, bool new_flows)
+static bool softmq_band_new_pending(const struct softmq_table *t,
+				    unsigned int band)
 {
-	unsigned long n = t->nr_rings;
-
-	if (new_flows && n > 1 &&
-	    (t->new_idx[band] < n || t->woke_pending[band] ||
-	     softmq_band_woke(&t->band_hints, band)))
-		return false;
-	return test_bit(t->cursor[band], t->active[band]);
+	return t->new_idx[band] < t->nr_rings || t->woke_pending[band] ||
+	       softmq_band_woke(&t->band_hints, band);
 }
 
 /*
@@ -941,12 +932,18 @@ static struct sk_buff *softmq_band_dequeue(struct Qdisc *sch,
 	unsigned long idx = t->cursor[band];
 	/* The first ring of the current run of busy visits, n for none. */
 	unsigned long busy_from = n;
-	bool at_cursor = softmq_band_at_cursor(t, band, new_flows);
 	struct softmq_ring *ring;
 	struct sk_buff *skb;
+	bool at_cursor;
 
-	/* New flows first; one ring per band has nothing to put first. */
-	if (new_flows && n > 1 && !at_cursor) {
+	/*
+	 * New flows first; one ring per band has nothing to put first, nor
+	 * has a band with none due while its cursor ring is marked (the lap
+	 * starts there, below).
+	 */
+	if (new_flows && n > 1 &&
+	    (softmq_band_new_pending(t, band) ||
+	     !test_bit(idx, t->active[band]))) {
 		while ((idx = softmq_band_new_flow(q, t, band)) < n) {
 			ring = READ_ONCE(rings[idx]);
 			if (ring->deficit <= 0) {
@@ -985,7 +982,14 @@ static struct sk_buff *softmq_band_dequeue(struct Qdisc *sch,
 		idx = t->cursor[band];
 	}
 
-	/* The old flows: the round robin's lap. */
+	/*
+	 * The old flows: the round robin's lap.  A scan from a marked cursor
+	 * ring finds that ring (no wrap, no new round): the lap starts there
+	 * without one, on a backlogged band at every dequeue.  Only the
+	 * consumer clears a mark, so one it read set stays set meanwhile; a
+	 * mark or a wake after the read is met as one after the scan's was.
+	 */
+	at_cursor = test_bit(idx, t->active[band]);
 	for (;; idx++, at_cursor = false) {
 		if (!at_cursor)
 			idx = softmq_band_next(t, band, idx);

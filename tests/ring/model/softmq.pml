@@ -394,10 +394,10 @@ inline pop_retire()
  * those extra visits.  The loop ends: a rescan that finds a mark goes on
  * to visit that ring, which either gives a packet, or is busy (the lap
  * then stops at it), or goes idle (its mark cleared, and only a producer's
- * push marks again, a bounded number of times).  softmq_band_at_cursor(),
- * which starts the lap at a marked cursor ring without the scan, is not
- * written out: its one read of the cursor's mark is the first read the
- * scan below makes, and a scan from a marked cursor returns the cursor.
+ * push marks again, a bounded number of times).  The code's start of the
+ * lap at a marked cursor ring without the scan (at_cursor) is not written
+ * out: its read of the cursor's mark is the first read the scan below
+ * makes, and a scan from a marked cursor returns the cursor.
  */
 inline band_dequeue()
 {
