@@ -520,20 +520,31 @@ static void t_spill_out_of_order(void **state)
 }
 
 /*
+ * A one-slot ring with item 1 in its slot and positions 2..@last claimed
+ * by stalled producers (p[i]): every one of them spills when it goes on.
+ */
+static struct softmq_ring *ring_claimed(unsigned long *p, int last)
+{
+	struct softmq_ring *r = ring_new(1);
+	int woke, i;
+
+	push_expect(r, 1, SOFTMQ_PUSH_WOKE);
+	for (i = 2; i <= last; i++)
+		claim(r, &p[i], &woke);
+	return r;
+}
+
+/*
  * Late spills across batches: 5, 3, 4 in one batch (3 and 4 lost races to
  * 5: the late list), then 2 in the next, behind the late list's last: the
  * walk.  All leave in position order.
  */
 static void t_spill_late_walk(void **state)
 {
-	struct softmq_ring *r = ring_new(1);
 	unsigned long p[6];
-	int woke, i;
+	struct softmq_ring *r = ring_claimed(p, 5);
 
 	(void)state;
-	push_expect(r, 1, SOFTMQ_PUSH_WOKE);
-	for (i = 2; i <= 5; i++)
-		claim(r, &p[i], &woke);
 	softmq_ring_spill(r, ITEM(5), p[5]);
 	softmq_ring_spill(r, ITEM(3), p[3]);
 	softmq_ring_spill(r, ITEM(4), p[4]);
@@ -558,14 +569,10 @@ static void t_spill_late_walk(void **state)
  */
 static void t_spill_splice(void **state)
 {
-	struct softmq_ring *r = ring_new(1);
 	unsigned long p[9];
-	int woke, i;
+	struct softmq_ring *r = ring_claimed(p, 8);
 
 	(void)state;
-	push_expect(r, 1, SOFTMQ_PUSH_WOKE);
-	for (i = 2; i <= 8; i++)
-		claim(r, &p[i], &woke);
 	/* 3, 4: in order, a batch of its own; then 5, 6 after them */
 	softmq_ring_spill(r, ITEM(3), p[3]);
 	softmq_ring_spill(r, ITEM(4), p[4]);
