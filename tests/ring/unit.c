@@ -738,6 +738,48 @@ static void t_active_random(void **state)
 				}
 			assert_int_equal(softmq_active_first_andnot(map, known, n), want);
 		}
+		/* any ring but one marked, junk past n or not */
+		{
+			unsigned long marked = 0, but;
+
+			for (i = 0; i < n; i++)
+				marked += naive_next(map, n, i) == i;
+			for (but = 0; but <= n; but++)
+				assert_int_equal(softmq_active_any_but(map, n, but),
+						 marked > (but < n &&
+							   naive_next(map, n, but) == but));
+		}
+	}
+}
+
+/* One mark, or two, against every ring left out, across word boundaries. */
+static void t_active_any_but(void **state)
+{
+	static const unsigned long sizes[] = { 1, 2, 63, 64, 65, 128, 150, 320 };
+	unsigned long map[5], s, b, b2, but;
+
+	(void)state;
+	for (s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+		unsigned long n = sizes[s];
+
+		memset(map, 0, sizeof(map));
+		for (but = 0; but <= n; but++)
+			assert_false(softmq_active_any_but(map, n, but));
+		for (b = 0; b < n; b++) {
+			set_bit(b, map);
+			for (but = 0; but <= n; but++)
+				assert_int_equal(softmq_active_any_but(map, n, but),
+						 but != b);
+			/* a second mark in another word, or the same one */
+			b2 = (b + 64) % n;
+			if (b2 != b) {
+				set_bit(b2, map);
+				for (but = 0; but <= n; but++)
+					assert_true(softmq_active_any_but(map, n, but));
+				clear_bit(b2, map);
+			}
+			clear_bit(b, map);
+		}
 	}
 }
 
@@ -1094,6 +1136,7 @@ int main(void)
 		cmocka_unit_test(t_spill_refreshes_snap),
 		cmocka_unit_test(t_active_bitmap),
 		cmocka_unit_test(t_active_random),
+		cmocka_unit_test(t_active_any_but),
 		cmocka_unit_test(t_band_hints),
 		cmocka_unit_test(t_band_hint_but),
 		cmocka_unit_test(t_looks_empty),

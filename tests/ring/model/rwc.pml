@@ -186,7 +186,7 @@ proctype waker()
 	store(W, MARK, 1);		/* Q: set_bit(idx, t->active[band]); */
 	/* softmq_band_note() */
 	mb(W);				/* H: smp_mb__after_atomic(); */
-	load(W, HINT, h);		/* H:562 if (!test_bit(band, hints)) */
+	load(W, HINT, h);		/* H:593 if (!test_bit(band, hints)) */
 	if
 	:: !h -> store(W, HINT, 1)	/* H: set_bit(band, hints); */
 	:: else -> skip
@@ -204,16 +204,16 @@ proctype consumer()
 	:: else ->
 		/* Q: if (softmq_band_clear_hint(&t->band_hints, band, t->active[band], n)) */
 		d_step { cclear = nst[HINT] };
-		store(C, HINT, 0);	/* H:611 clear_bit(band, hints); */
+		store(C, HINT, 0);	/* H:642 clear_bit(band, hints); */
 #ifndef MUT_NO_CLEAR_HINT_MB
-		mb(C);			/* H:613 smp_mb__after_atomic(); */
+		mb(C);			/* H:644 smp_mb__after_atomic(); */
 #endif
-		load(C, MARK, m);	/* H:614 if (softmq_active_next(map, n, 0) >= n) */
+		load(C, MARK, m);	/* H:645 if (!softmq_active_any_but(map, n, n)) */
 		if
 		:: m ->
-			store(C, HINT, 1);	/* H:616 set_bit(band, hints); */
+			store(C, HINT, 1);	/* H:647 set_bit(band, hints); */
 			csaw = 1
-		:: else -> skip		/* H:615 return true; */
+		:: else -> skip		/* H:646 return true; */
 		fi
 	fi;
 	cdone = 1
@@ -225,14 +225,14 @@ proctype producer()
 	bit m, h;
 
 	/* Q: } else if (unlikely(!softmq_ring_seen(t->active[band], idx, */
-	load(P, MARK, m);		/* H:675 if (!test_bit(idx, map)) */
+	load(P, MARK, m);		/* H:697 if (!test_bit(idx, map)) */
 	if
 	:: m ->
 #ifndef MUT_NO_SEEN_MB
-		mb(P);			/* H:678 smp_mb(); */
+		mb(P);			/* H:700 smp_mb(); */
 #endif
-		load(P, HINT, h)	/* H:679 return test_bit(band, hints); */
-	:: else -> h = 0		/* H:676 return false; */
+		load(P, HINT, h)	/* H:701 return test_bit(band, hints); */
+	:: else -> h = 0		/* H:698 return false; */
 	fi;
 	if
 	:: !h ->
@@ -240,7 +240,7 @@ proctype producer()
 		store(P, MARK, 1);	/* Q: set_bit(idx, t->active[band]); */
 		/* Q: softmq_band_note(&t->band_hints, band); */
 		mb(P);			/* H: smp_mb__after_atomic(); */
-		load(P, HINT, h);	/* H:562 if (!test_bit(band, hints)) */
+		load(P, HINT, h);	/* H:593 if (!test_bit(band, hints)) */
 		if
 		:: !h -> store(P, HINT, 1)	/* H: set_bit(band, hints); */
 		:: else -> skip

@@ -6,6 +6,9 @@
 
 #define BITS_PER_LONG	((int)(sizeof(long) * CHAR_BIT))
 #define BIT(nr)		(1UL << (nr))
+#define BIT_MASK(nr)	(1UL << ((nr) % BITS_PER_LONG))
+#define BIT_WORD(nr)	((nr) / BITS_PER_LONG)
+#define BITS_TO_LONGS(nr) (((nr) + BITS_PER_LONG - 1) / BITS_PER_LONG)
 
 static inline void set_bit(long nr, volatile unsigned long *addr)
 {
