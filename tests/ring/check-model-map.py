@@ -6,9 +6,12 @@
   /* H: text */      text must be somewhere in include/softmq_ring.h
   /* Q: text */      text must be somewhere in src/sch_softmq.c
 Whitespace runs compare equal.  --fix rewrites moved H: line numbers when the
-quoted text is found exactly once elsewhere, and a quote found on several
-lines to the one nearest its old line moved by the median shift of the
-others.  Prints PASS/FAIL/SKIP lines.
+quoted text is found exactly once elsewhere.  A quote whose text is on
+several lines (a barrier, "return false;") is moved by the shift of the
+quote nearest to it in the file's old numbering whose text is on one line
+only, to the occurrence nearest that place: even when its old line still
+holds the same text, which after a shift is another occurrence (another
+function's barrier).  Prints PASS/FAIL/SKIP lines.
 """
 import os, re, sys
 
@@ -32,7 +35,7 @@ for model in models:
     text = open(model).read()
     moved = {}
     ambiguous = []
-    shifts = []
+    anchors = []	# (old line, shift) of quotes whose text is on one line
     for m in pat.finditer(text):
         kind, num, quote = m.group(1), m.group(2), norm(m.group(3))
         if kind == 'Q':
@@ -44,25 +47,34 @@ for model in models:
         where = [i + 1 for i, l in enumerate(hlines) if quote in l]
         if not where:
             bad.append('%s: H:%s %r not in include/softmq_ring.h' % (name, num, quote))
-        elif num and int(num) not in where:
-            if fix and len(where) == 1:
-                moved[m.start()] = (m.group(0), m.group(0).replace('H:' + num, 'H:%d' % where[0], 1))
-                shifts.append(where[0] - int(num))
-            elif fix:
-                ambiguous.append((m, num, quote, where))
-            else:
-                bad.append('%s: H:%s %r is now at line %s (make -C tests/ring model-map-fix)'
-                           % (name, num, quote, ','.join(map(str, where))))
-    # A quote found on several lines: the one nearest to where the quotes
-    # that moved unambiguously in this file moved (their median shift).
-    for m, num, quote, where in ambiguous:
-        if not shifts:
-            bad.append('%s: H:%s %r is now at line %s (no unambiguous move to go by)'
-                       % (name, num, quote, ','.join(map(str, where))))
+        elif not num:
             continue
-        want = int(num) + sorted(shifts)[len(shifts) // 2]
-        best = min(where, key=lambda w: abs(w - want))
-        moved[m.start()] = (m.group(0), m.group(0).replace('H:' + num, 'H:%d' % best, 1))
+        elif len(where) == 1:
+            anchors.append((int(num), where[0] - int(num)))
+            if int(num) == where[0]:
+                continue
+            if fix:
+                moved[m.start()] = (m.group(0), m.group(0).replace('H:' + num, 'H:%d' % where[0], 1))
+            else:
+                bad.append('%s: H:%s %r is now at line %d (make -C tests/ring model-map-fix)'
+                           % (name, num, quote, where[0]))
+        elif fix:
+            ambiguous.append((m, num, quote, where))
+        elif int(num) not in where:
+            bad.append('%s: H:%s %r is now at line %s (make -C tests/ring model-map-fix)'
+                       % (name, num, quote, ','.join(map(str, where))))
+    # A quote found on several lines: the occurrence nearest to where the
+    # nearest one-line quote (in the old numbering) says its old line went.
+    for m, num, quote, where in ambiguous:
+        if not anchors:
+            if int(num) not in where:
+                bad.append('%s: H:%s %r is now at line %s (no one-line quote to go by)'
+                           % (name, num, quote, ','.join(map(str, where))))
+            continue
+        shift = min(anchors, key=lambda a: abs(a[0] - int(num)))[1]
+        best = min(where, key=lambda w: abs(w - (int(num) + shift)))
+        if best != int(num):
+            moved[m.start()] = (m.group(0), m.group(0).replace('H:' + num, 'H:%d' % best, 1))
     if moved:
         for start in sorted(moved, reverse=True):
             old, new = moved[start]
