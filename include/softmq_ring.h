@@ -518,30 +518,28 @@ static inline unsigned long softmq_active_first_andnot(const unsigned long *map,
 }
 
 /*
- * Consumer.  Whether a ring other than @but (@but >= @n: any ring) is
- * marked, in a bitmap of more than one word.  Only the answer is wanted,
- * and where it is asked (a band thought empty, a ring emptied by its pop)
- * it is mostly no, which a scan learns by searching every word: for key
- * flow's 1024 rings, 16 words (64-bit) in one library call, or two around
- * @but.  Here each word is a load and an OR.  Out of line, as the
- * library's scan was: inlined, its loops cost the one-word callers
- * registers.  @n is at least one (flows 1.., nr_cpu_ids 1..).
+ * Consumer.  Whether a ring other than @but (< @n) is marked, in a bitmap
+ * of more than one word.  Only the answer is wanted, and where it is asked
+ * (a ring emptied by its pop) it is mostly no, which a scan learns by
+ * searching every word: for key flow's 1024 rings, 16 words (64-bit) in
+ * two library calls, one on each side of @but.  Here each word is a load
+ * and an OR.  Out of line, as the library's scan was: inlined, its loops
+ * cost the one-word callers registers.
  */
 static noinline bool __softmq_active_any_but(const unsigned long *map,
 					     unsigned long n,
 					     unsigned long but)
 {
-	unsigned long last = BIT_WORD(n - 1);
-	unsigned long skip = but < n ? BIT_WORD(but) : last + 1;
+	unsigned long last = BIT_WORD(n - 1), skip = BIT_WORD(but);
 	unsigned long w, any;
 
 	/* As the library's scans, the bits at and past @n do not count. */
 	any = READ_ONCE(map[last]) & BITMAP_LAST_WORD_MASK(n);
 	if (skip == last)
 		any &= ~BIT_MASK(but);
-	else if (skip < last)
+	else
 		any |= READ_ONCE(map[skip]) & ~BIT_MASK(but);
-	for (w = 0; w < skip && w < last; w++)
+	for (w = 0; w < skip; w++)
 		any |= READ_ONCE(map[w]);
 	for (w = skip + 1; w < last; w++)
 		any |= READ_ONCE(map[w]);
@@ -555,14 +553,6 @@ static inline bool softmq_active_any_but(const unsigned long *map,
 	if (n <= BITS_PER_LONG)
 		return softmq_active_word(map, n) & ~BIT(but);
 	return __softmq_active_any_but(map, n, but);
-}
-
-/* Consumer.  Whether any ring is marked. */
-static inline bool softmq_active_any(const unsigned long *map, unsigned long n)
-{
-	if (n <= BITS_PER_LONG)
-		return softmq_active_word(map, n);
-	return __softmq_active_any_but(map, n, n);
 }
 
 /*
@@ -660,7 +650,7 @@ static inline bool softmq_band_clear_hint(unsigned long *hints,
 	clear_bit(band, hints);
 	/* The clear before the rescan; pairs with softmq_band_note(). */
 	smp_mb__after_atomic();
-	if (!softmq_active_any(map, n))
+	if (softmq_active_next(map, n, 0) >= n)
 		return true;
 	set_bit(band, hints);
 	return false;

@@ -1053,7 +1053,8 @@ static bool softmq_table_idle(const struct softmq_table *t)
 	unsigned int band;
 
 	for (band = 0; band < t->bands; band++)
-		if (softmq_active_any(t->active[band], t->nr_rings))
+		if (softmq_active_next(t->active[band], t->nr_rings, 0) <
+		    t->nr_rings)
 			return false;
 	return true;
 }

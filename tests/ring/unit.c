@@ -636,11 +636,11 @@ static unsigned long naive_next(const unsigned long *map, unsigned long n,
 	return n;
 }
 
-/* softmq_active_any_but(), or softmq_active_any() for @but >= @n. */
+/* softmq_active_any_but(), or for @but >= @n any mark (a scan from 0). */
 static bool any_but(const unsigned long *map, unsigned long n, unsigned long but)
 {
 	return but < n ? softmq_active_any_but(map, n, but) :
-			 softmq_active_any(map, n);
+			 softmq_active_next(map, n, 0) < n;
 }
 
 static void t_active_bitmap(void **state)

@@ -313,15 +313,15 @@ byte blocked_from[NR];		/* P4: first position behind a stopped producer */
  */
 inline ring_retire()
 {
-	atomic {				/* H:732 long t = atomic_long_read(&r->tail); */
+	atomic {				/* H:722 long t = atomic_long_read(&r->tail); */
 		t2 = tail[idx];
-		ok = (t2 / 2 == head[idx])	/* H:734 if (softmq_ring_pos(t) != r->head) */
+		ok = (t2 / 2 == head[idx])	/* H:724 if (softmq_ring_pos(t) != r->head) */
 	};
 	if
 	:: ok ->
 #ifndef MUT_RETIRE_ORDER
-		mark[idx] = 0;			/* H:736 clear_bit(idx, map); */
-		atomic {			/* H:742 if (atomic_long_try_cmpxchg(&r->tail, &t, t | SOFTMQ_RING_IDLE)) */
+		mark[idx] = 0;			/* H:726 clear_bit(idx, map); */
+		atomic {			/* H:732 if (atomic_long_try_cmpxchg(&r->tail, &t, t | SOFTMQ_RING_IDLE)) */
 			if
 			:: tail[idx] == t2 -> tail[idx] = t2 | 1
 			:: else -> ok = 0
@@ -339,7 +339,7 @@ inline ring_retire()
 #endif
 		if
 #ifndef MUT_RETIRE_NOSET
-		:: !ok -> mark[idx] = 1		/* H:744 set_bit(idx, map); */
+		:: !ok -> mark[idx] = 1		/* H:734 set_bit(idx, map); */
 #endif
 		:: else -> skip
 		fi
@@ -439,7 +439,7 @@ inline band_dequeue()
 		/* Q: if (softmq_band_clear_hint(&t->band_hints, band, t->active[band], n)) */
 #ifndef MUT_HINT_NO_RESCAN
 		hint = 0;			/* H: clear_bit(band, hints); */
-		d_step {			/* H: if (!softmq_active_any(map, n)) */
+		d_step {			/* H: if (softmq_active_next(map, n, 0) >= n) */
 			idx = 0;
 			FIND_NEXT(idx);
 			ok = (idx < NR)
