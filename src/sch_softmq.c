@@ -30,11 +30,13 @@
 #include <linux/bitmap.h>
 #include <linux/cpu.h>
 #include <linux/hash.h>
+#include <linux/ipv6.h>
 #include <linux/kernel.h>
 #include <linux/log2.h>
 #include <linux/module.h>
 #include <linux/netdevice.h>
 #include <linux/percpu.h>
+#include <linux/siphash.h>
 #include <linux/skbuff.h>
 #include <linux/slab.h>
 #include <linux/delay.h>
@@ -42,6 +44,7 @@
 #include <net/codel.h>
 #include <net/codel_impl.h>
 #include <net/codel_qdisc.h>
+#include <net/ip.h>
 #include <net/netlink.h>
 #include <net/pkt_sched.h>
 #include <net/sch_generic.h>
@@ -140,6 +143,7 @@ struct softmq_table {
 	u32			bands;
 	u32			key;
 	u32			hash_seed;
+	hsiphash_key_t		tuple_key;
 	atomic_t		allocated;	/* rings allocated so far */
 	unsigned long		*active[SOFTMQ_MAX_BANDS];
 	/*
@@ -292,30 +296,88 @@ static unsigned int softmq_band(const struct softmq_table *t,
 }
 
 /*
- * The flow's hash, dissecting the headers only when nobody has hashed the
- * flow before: the hash the skb carries (a device's on receive, or TCP's,
- * set from its socket), else the hash of the connected socket that sends
- * it (a connected UDP socket has one from connect() on: one peer, one
- * flow), else the flow dissector's (forwarded packets without a device
- * hash, unconnected sockets that may send each packet elsewhere, as
- * sch_fq treats them, and pktgen).  A socket picks a new sk_txhash when
- * its path fails (TCP's RTO, for one); its packets then go to another
- * ring, and the two rings' packets of that flow may leave out of order
- * once, as they may from fq_codel.
+ * A keyed hash of the skb's addresses and ports, for the skbs nobody has
+ * hashed: IPv4 or IPv6 TCP and UDP, not fragmented, no IPv6 extension
+ * header, headers in the linear part.  The flow dissector would find the
+ * same fields through its generic walk and hash them with siphash; here
+ * they are read where the stack has already put them, and HalfSipHash with
+ * the instance's key keeps the ring of a flow unpredictable to the sender,
+ * as a hashtable keyed by packets must be.  TCP and UDP between the same
+ * addresses and ports share a ring.  False: anything else, for the flow
+ * dissector.
  */
-static u32 softmq_flow_hash(struct sk_buff *skb)
+static bool softmq_flow_hash_tuple(const struct softmq_table *t,
+				   const struct sk_buff *skb, u32 *hash)
+{
+	const unsigned char *nh = skb_network_header(skb);
+	int len = skb_headlen(skb) - skb_network_offset(skb);
+	u8 proto;
+
+	if (skb_network_offset(skb) < 0)
+		return false;
+	if (skb->protocol == htons(ETH_P_IP)) {
+		const struct iphdr *iph = (const struct iphdr *)nh;
+		int thoff;
+
+		if (len < (int)sizeof(*iph))
+			return false;
+		thoff = iph->ihl * 4;
+		proto = iph->protocol;
+		if (thoff < (int)sizeof(*iph) || len < thoff + 4 ||
+		    ip_is_fragment(iph) ||
+		    (proto != IPPROTO_TCP && proto != IPPROTO_UDP))
+			return false;
+		*hash = hsiphash_3u32((__force u32)iph->saddr,
+				      (__force u32)iph->daddr,
+				      /* aligned as the addresses are */
+				      *(const u32 *)(nh + thoff),
+				      &t->tuple_key);
+		return true;
+	}
+	if (skb->protocol == htons(ETH_P_IPV6)) {
+		const struct ipv6hdr *ip6h = (const struct ipv6hdr *)nh;
+
+		if (len < (int)sizeof(*ip6h) + 4)
+			return false;
+		proto = ip6h->nexthdr;
+		if (proto != IPPROTO_TCP && proto != IPPROTO_UDP)
+			return false;
+		/* the source, the destination and the ports follow each other */
+		*hash = hsiphash(&ip6h->saddr, 2 * sizeof(struct in6_addr) + 4,
+				 &t->tuple_key);
+		return true;
+	}
+	return false;
+}
+
+/*
+ * The flow's hash, mixed with the instance's seed, dissecting the headers
+ * only when nobody has hashed the flow and it is not plain TCP or UDP: the
+ * hash the skb carries (a device's on receive, or TCP's, set from its
+ * socket), else the hash of the connected socket that sends it (a
+ * connected UDP socket has one from connect() on: one peer, one flow),
+ * else the addresses and ports' (forwarded packets without a device hash,
+ * unconnected sockets that may send each packet elsewhere, as sch_fq
+ * treats them, and pktgen), else the flow dissector's.  A socket picks a
+ * new sk_txhash when its path fails (TCP's RTO, for one); its packets then
+ * go to another ring, and the two rings' packets of that flow may leave
+ * out of order once, as they may from fq_codel.
+ */
+static u32 softmq_flow_hash(const struct softmq_table *t, struct sk_buff *skb)
 {
 	const struct sock *sk = skb->sk;
 	u32 hash;
 
 	if (skb->l4_hash || skb->sw_hash)
-		return skb->hash;
+		return __hash_32(skb->hash ^ t->hash_seed);
 	if (sk && sk_fullsock(sk) && READ_ONCE(sk->sk_state) == TCP_ESTABLISHED) {
 		hash = READ_ONCE(sk->sk_txhash);
 		if (hash)
-			return hash;
+			return __hash_32(hash ^ t->hash_seed);
 	}
-	return skb_get_hash(skb);
+	if (softmq_flow_hash_tuple(t, skb, &hash))
+		return hash;
+	return __hash_32(skb_get_hash(skb) ^ t->hash_seed);
 }
 
 /*
@@ -352,8 +414,7 @@ static unsigned int softmq_ring_index(const struct softmq_table *t,
 	 * The per-instance seed decorrelates instances: under mq, the device
 	 * may have picked this queue from the same hash.
 	 */
-	return reciprocal_scale(__hash_32(softmq_flow_hash(skb) ^ t->hash_seed),
-				t->nr_rings);
+	return reciprocal_scale(softmq_flow_hash(t, skb), t->nr_rings);
 }
 
 static struct softmq_flow *softmq_flow(struct softmq_ring *ring)
@@ -1263,6 +1324,7 @@ static struct softmq_table *softmq_table_alloc(const struct softmq_config *cfg)
 	t->bands = cfg->bands;
 	t->key = cfg->key;
 	t->hash_seed = get_random_u32();
+	get_random_bytes(&t->tuple_key, sizeof(t->tuple_key));
 	t->rings = (struct softmq_ring **)(t + 1);
 	for (band = 0; band < cfg->bands; band++) {
 		t->active[band] = (unsigned long *)((char *)t + bitmap_off +

@@ -61,6 +61,17 @@
 # key cpu under a tbf with 4 TCP streams pinned to CPU 0 and a flood on
 # CPU 1 (see run_cputbf): their segments in order, in CPU 0's ring only.
 # (xstats.bypassed with GSO is checked in 30-backlog.sh, behind a backlog.)
+# flow-hash (key flow without CoDel, root of sd0, a slowdev held at 100
+# pps while pktgen sends, so that the packets queue): pktgen's skbs carry no hash and no socket, as forwarded
+# packets without a device hash and unconnected UDP do; plain IPv4 and
+# IPv6 UDP (16 flows a CPU, each family) are hashed from their addresses
+# and ports, not by the flow dissector: a kprobe on its hash
+# (__skb_get_hash_net, __skb_get_hash before 6.11) counts at most a few
+# calls (the stack's own odd packet on sd0) while >= 1000 of them are
+# enqueued, and their flows sit in more than 8 rings at once.  Control:
+# the 12 fragments of 4 UDP datagrams, which have no ports in every
+# fragment, go to the dissector behind that backlog, and the same probe
+# counts them.
 # make check runs the key cpu cases on the lines tests/vm/quick-plan names
 # for 20-traffic.sh:cpu; make check-full everywhere.
 { # the whole script is parsed before it runs (edits during a run are harmless)
@@ -413,6 +424,81 @@ EOF
 	else pass "$pre-order" "$seg segments of the sender on CPU 0 in order beside a flood on CPU 1; backlog in $nb of $n dumps; TCP in CPU 0's ring only; $RINGS_NOTE"; fi
 }
 
+# run_flow_hash: see flow-hash above
+HASH_PKTS=300   # per pktgen thread and family
+run_flow_hash() {
+	local name=traffic-flow-hash sym hits0 hits1 hits2 rings4 rings6 why=""
+	local ev=smqtest/skbhash fam sofar err enq=0 byp
+	sym=$(awk '$2 ~ /^[Tt]$/ && ($3 == "__skb_get_hash_net" || $3 == "__skb_get_hash") { print $3; exit }' /proc/kallsyms)
+	tracefs_mount
+	if [ -z "$sym" ] || [ ! -w $TRACEFS/kprobe_events ]; then
+		skip "$name" "no kprobe events or no __skb_get_hash(_net) in /proc/kallsyms"
+		return
+	fi
+	local out
+	sd_setup || { fail "$name" "setup: sd0"; return; }
+	# pktgen writes its own IPv6 headers: sd0 needs no IPv6 address
+	out=$(sd_qdisc key flow codel 0 2>&1) ||
+		{ fail "$name" "setup: softmq key flow codel 0 on sd0: $out"; return; }
+	echo "-:$ev" >> $TRACEFS/kprobe_events 2>/dev/null
+	# a kprobe event counts its hits only while enabled (armed)
+	echo "p:$ev $sym" >> $TRACEFS/kprobe_events &&
+		echo 1 > $TRACEFS/events/$ev/enable ||
+		{ fail "$name" "kprobe on $sym refused"; echo "-:$ev" >> $TRACEFS/kprobe_events; return; }
+	# hits of the probe so far (kprobe_profile: event, hits, misses)
+	kp_hits() { awk '$1 == "skbhash" { print $2 }' $TRACEFS/kprobe_profile; }
+	hits0=$(kp_hits)
+	slowdev_set rate_pps 100
+	for fam in 4 6; do
+		local extra=() r i
+		[ $fam = 6 ] && extra=('src6 2001:2::1' 'dst6 2001:2::2')
+		PG_FLOWS=15 pg_setup ina sd0 $SD_DST 02:00:00:00:00:02 $HASH_PKTS 100 "$CPUS" "${extra[@]}" ||
+			{ fail "$name" "pktgen IPv$fam setup"; echo 0 > $TRACEFS/events/$ev/enable; echo "-:$ev" >> $TRACEFS/kprobe_events; return; }
+		pg_start "$INA"
+		# pktgen ends only once its last skb is freed, behind the whole
+		# backlog: look while it waits, once it has sent them all
+		for i in $(seq 300); do
+			read -r sofar err <<< "$(pg_stats ina sd0)"
+			[ $((sofar + err)) -ge $((HASH_PKTS * NCPU)) ] && break
+			sleep 0.1
+		done
+		r=$(ina $SMQ classes sd0 | jq '[.[] | select(.stats.qlen > 0)] | length')
+		if [ $fam = 4 ]; then rings4=$r; else rings6=$r; fi
+		enq=$((enq + sofar))
+		[ "$err" -eq 0 ] || why="$why; pktgen IPv$fam: $err errors"
+		if [ $fam = 6 ]; then
+			hits1=$(kp_hits)
+			byp=$(ina $SMQ get sd0 xstats.bypassed)
+			# control, behind the backlog: 3000-byte datagrams over
+			# sd0's 1500-byte MTU, 3 fragments each
+			ina python3 -c 'import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for i in range(4):
+    s.sendto(bytes(3000), ("'$SD_DST'", 9))' ||
+				why="$why; the fragmented datagrams were not sent"
+			hits2=$(kp_hits)
+		fi
+		slowdev_set rate_pps 1000000
+		pg_wait
+		wait_backlog_zero ina sd0 root 10 || why="$why; the backlog of IPv$fam did not drain"
+		slowdev_set rate_pps 100
+		pg_clear ina
+	done
+	echo 0 > $TRACEFS/events/$ev/enable
+	echo "-:$ev" >> $TRACEFS/kprobe_events
+	note "$name: $sym called ${hits0:-?} before, $((hits1 - hits0)) during $enq pktgen packets ($byp bypassed the rings), $((hits2 - hits1)) for 4 fragmented datagrams (12 fragments); rings holding IPv4 flows $rings4, IPv6 $rings6"
+	[ "$enq" -ge 1000 ] || why="$why; pktgen handed over only $enq packets"
+	[ $((enq - byp)) -ge 1000 ] || why="$why; only $((enq - byp)) packets were enqueued ($byp bypassed)"
+	[ $((hits1 - hits0)) -le 8 ] ||
+		why="$why; the flow dissector hashed $((hits1 - hits0)) skbs while $enq hashless IPv4/IPv6 UDP packets were queued"
+	[ $((hits2 - hits1)) -ge 12 ] ||
+		why="$why; control: the probe counted $((hits2 - hits1)) dissector hashes for the 12 fragments of 4 datagrams queued (>= 12 expected): it cannot see what it says is missing"
+	[ "${rings4:-0}" -gt 8 ] && [ "${rings6:-0}" -gt 8 ] ||
+		why="$why; the 16 flows a CPU held only ${rings4:-0} (IPv4) / ${rings6:-0} (IPv6) rings: not spread by their ports"
+	if [ -n "$why" ]; then fail "$name" "${why#; }"
+	else pass "$name" "$((enq - byp)) hashless UDP packets queued, $((hits1 - hits0)) dissector hashes; in $rings4 / $rings6 rings (IPv4 / IPv6); the fragments' $((hits2 - hits1)) counted"; fi
+}
+
 KEYS=flow
 part_runs 20-traffic.sh:cpu && KEYS="flow cpu"
 sd_loop_setup || fail traffic-sd-setup "sd0 (slowdev loop=1) with tcp-nogso's routes: $(ina ip -br addr 2>&1 | tr '\n' ' ')"
@@ -430,6 +516,7 @@ for key in $KEYS; do
 	ina tc qdisc del dev veth0 root
 	ina tc qdisc del dev sd0 root
 done
+run_flow_hash
 ina ip link del sd0
 rmmod slowdev
 ns_teardown
