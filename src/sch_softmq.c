@@ -298,52 +298,65 @@ static unsigned int softmq_band(const struct softmq_table *t,
 /*
  * A keyed hash of the skb's addresses and ports, for the skbs nobody has
  * hashed: IPv4 or IPv6 TCP and UDP, not fragmented, no IPv6 extension
- * header, headers in the linear part.  The flow dissector would find the
- * same fields through its generic walk and hash them with siphash; here
- * they are read where the stack has already put them, and HalfSipHash with
- * the instance's key keeps the ring of a flow unpredictable to the sender,
- * as a hashtable keyed by packets must be.  TCP and UDP between the same
- * addresses and ports share a ring.  False: anything else, for the flow
- * dissector.
+ * header.  The flow dissector would walk the headers generically (and run
+ * a BPF flow dissector attached to the namespace, which this path skips)
+ * and siphash a struct flow_keys that also holds the protocol and a VLAN
+ * id; here the fields are read where the stack put them, copied only when
+ * they are not in the linear part, so that a flow takes this path by its
+ * headers' contents and never by its skbs' layout.  hsiphash
+ * (SipHash-1-3 on 64-bit, HalfSipHash on 32-bit) with the table's key
+ * keeps the ring of a flow unpredictable to the sender, as a hashtable
+ * keyed by packets must be.  TCP and UDP between the same addresses and
+ * ports share a ring, and so do such flows on two VLANs.  A flow whose
+ * packets only sometimes carry an IPv6 extension header (forwarded BIG
+ * TCP GRO packets with a jumbo hop-by-hop header, on the kernels that add
+ * one) has those in another ring.  The result is not stored in skb->hash:
+ * it is not the stack's hash.  False: anything else, for the dissector.
  */
 static bool softmq_flow_hash_tuple(const struct softmq_table *t,
 				   const struct sk_buff *skb, u32 *hash)
 {
-	const unsigned char *nh = skb_network_header(skb);
-	int len = skb_headlen(skb) - skb_network_offset(skb);
-	u8 proto;
+	int nhoff = skb_network_offset(skb);
+	union {
+		struct iphdr	v4;
+		struct {
+			struct ipv6hdr	hdr;
+			__be32		ports;	/* follows the addresses */
+		} v6;
+	} buf;
+	const __be32 *ports;
+	__be32 _ports;
 
-	if (skb_network_offset(skb) < 0)
+	if (nhoff < 0)
 		return false;
 	if (skb->protocol == htons(ETH_P_IP)) {
-		const struct iphdr *iph = (const struct iphdr *)nh;
-		int thoff;
+		const struct iphdr *iph;
+		unsigned int thoff;
 
-		if (len < (int)sizeof(*iph))
+		iph = skb_header_pointer(skb, nhoff, sizeof(*iph), &buf.v4);
+		if (!iph || iph->ihl < 5 || ip_is_fragment(iph) ||
+		    (iph->protocol != IPPROTO_TCP && iph->protocol != IPPROTO_UDP))
 			return false;
 		thoff = iph->ihl * 4;
-		proto = iph->protocol;
-		if (thoff < (int)sizeof(*iph) || len < thoff + 4 ||
-		    ip_is_fragment(iph) ||
-		    (proto != IPPROTO_TCP && proto != IPPROTO_UDP))
+		ports = skb_header_pointer(skb, nhoff + thoff, sizeof(_ports),
+					   &_ports);
+		if (!ports)
 			return false;
 		*hash = hsiphash_3u32((__force u32)iph->saddr,
 				      (__force u32)iph->daddr,
-				      /* aligned as the addresses are */
-				      *(const u32 *)(nh + thoff),
-				      &t->tuple_key);
+				      (__force u32)*ports, &t->tuple_key);
 		return true;
 	}
 	if (skb->protocol == htons(ETH_P_IPV6)) {
-		const struct ipv6hdr *ip6h = (const struct ipv6hdr *)nh;
+		const struct ipv6hdr *ip6h;
 
-		if (len < (int)sizeof(*ip6h) + 4)
-			return false;
-		proto = ip6h->nexthdr;
-		if (proto != IPPROTO_TCP && proto != IPPROTO_UDP)
+		ip6h = skb_header_pointer(skb, nhoff, sizeof(buf.v6), &buf.v6);
+		if (!ip6h ||
+		    (ip6h->nexthdr != IPPROTO_TCP && ip6h->nexthdr != IPPROTO_UDP))
 			return false;
 		/* the source, the destination and the ports follow each other */
-		*hash = hsiphash(&ip6h->saddr, 2 * sizeof(struct in6_addr) + 4,
+		*hash = hsiphash(&ip6h->saddr,
+				 2 * sizeof(struct in6_addr) + sizeof(__be32),
 				 &t->tuple_key);
 		return true;
 	}
@@ -351,17 +364,19 @@ static bool softmq_flow_hash_tuple(const struct softmq_table *t,
 }
 
 /*
- * The flow's hash, mixed with the instance's seed, dissecting the headers
- * only when nobody has hashed the flow and it is not plain TCP or UDP: the
- * hash the skb carries (a device's on receive, or TCP's, set from its
- * socket), else the hash of the connected socket that sends it (a
- * connected UDP socket has one from connect() on: one peer, one flow),
- * else the addresses and ports' (forwarded packets without a device hash,
- * unconnected sockets that may send each packet elsewhere, as sch_fq
- * treats them, and pktgen), else the flow dissector's.  A socket picks a
- * new sk_txhash when its path fails (TCP's RTO, for one); its packets then
- * go to another ring, and the two rings' packets of that flow may leave
- * out of order once, as they may from fq_codel.
+ * The flow's hash, scattered over the rings by the table's seed or key,
+ * dissecting the headers only when nobody has hashed the flow and it is
+ * not plain TCP or UDP: the hash the skb carries (a device's on receive,
+ * or TCP's, set from its socket), else the hash of the connected socket
+ * that sends it (a connected UDP socket has one from connect() on: one
+ * peer, one flow), else the addresses and ports' (forwarded packets
+ * without a device hash, unconnected sockets that may send each packet
+ * elsewhere, as sch_fq treats them, and pktgen), else the flow
+ * dissector's.  A socket picks a new sk_txhash when its path fails (TCP's
+ * RTO, for one); its packets then go to another ring, and the two rings'
+ * packets of that flow may leave out of order once, as they may from
+ * fq_codel.  The per-table seed and key decorrelate instances: under mq,
+ * the device may have picked this queue from the same hash.
  */
 static u32 softmq_flow_hash(const struct softmq_table *t, struct sk_buff *skb)
 {
@@ -410,10 +425,6 @@ static unsigned int softmq_ring_index(const struct softmq_table *t,
 	/* flows 1: nothing to choose, so no flow dissection for skbs without a hash */
 	if (t->nr_rings == 1)
 		return 0;
-	/*
-	 * The per-instance seed decorrelates instances: under mq, the device
-	 * may have picked this queue from the same hash.
-	 */
 	return reciprocal_scale(softmq_flow_hash(t, skb), t->nr_rings);
 }
 
