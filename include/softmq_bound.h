@@ -62,6 +62,40 @@ softmq_bound_level(const struct softmq_bound *b)
 	return SOFTMQ_BOUND_CEILING;
 }
 
+/*
+ * What softmq_admit() divides among the rings in use: over @max, a ring is
+ * admitted while it holds less than room / rings (at least one packet).
+ * The room is @max up to @max, then four times what is left below @hard:
+ * it falls from @max at @max to nothing at @hard.
+ *
+ * A share fixed at max / rings let the rings that happened to be empty
+ * when the count crossed @max refill by up to @max between them (all of
+ * them empty: twice the limit), past @hard, where every packet is refused,
+ * a sparse flow's too.  With the room shrinking as the count climbs, that
+ * worst case stops where the refills equal the room, count - max ==
+ * 4 * (hard - count): 1/5 of @max over it, 1/20 of @max below @hard.
+ * That holds while the room there, @max / 5, is a packet or more per
+ * ring; below, the one packet every ring is allowed adds up to one per
+ * empty ring.  Both sides of it are the count the producers read, so the
+ * counting lag does not move it.  Read without a lock, like
+ * softmq_bound_level().
+ */
+static inline u32 softmq_bound_room(const struct softmq_bound *b)
+{
+	long n = atomic_long_read(&b->count);
+	u32 max = READ_ONCE(b->max);
+	u32 hard = READ_ONCE(b->hard);
+	u64 room;
+
+	if (n < 0 || (unsigned long)n <= max)
+		return max;
+	if ((unsigned long)n >= hard)
+		return 0;
+	/* In u64 and capped: @max and @hard read across a change may mix. */
+	room = (u64)(hard - (u32)n) * 4;
+	return room < max ? room : max;
+}
+
 /* Producer: @n more (or, undoing a charge, fewer) on this CPU. */
 static inline void softmq_bound_charge(struct softmq_bound *b,
 				       s32 __percpu *delta, s32 n)

@@ -545,11 +545,12 @@ enum softmq_verdict {
  * write: two reads of a line written once per batch (softmq_bound).
  * Below both limits, every packet is admitted.  From a limit to 5/4 of
  * it, a packet is admitted only if its ring holds less than its share of
- * each limit (the limit over the rings in use, at least one packet), so
- * that a sparse flow keeps getting through while the rings of the fat
- * ones are cut; their refills of rings the consumer emptied keep the
- * backlog a little above the limit, and the 1/4 is the room that keeps
- * it from reaching the ceiling, where a sparse flow would be cut too.
+ * each limit (at least one packet), so that a sparse flow keeps getting
+ * through while the rings of the fat ones are cut.  The share is the
+ * room softmq_bound_room() leaves over the rings in use: the limit over
+ * them at the limit, shrinking to nothing at 5/4 of it, so that the fat
+ * flows' refills of the rings the consumer empties settle below the
+ * ceiling, where a sparse flow would be cut too.
  * From 5/4 of a limit on, nothing is admitted.  The counts a producer
  * reads understate by less than nr_cpu_ids * batch (at most 1/16 of the
  * limit, see softmq_bound_set()), and each CPU may add the packet it is
@@ -573,8 +574,9 @@ static enum softmq_verdict softmq_admit(struct softmq_sched_data *q,
 	if (over_pkts != SOFTMQ_BOUND_CEILING &&
 	    over_mem != SOFTMQ_BOUND_CEILING) {
 		rings = max(atomic_read(&t->allocated), 1);
-		share = min(READ_ONCE(q->pkts.max) / rings,
-			    READ_ONCE(q->memory.max) / rings / max(truesize, 1U));
+		share = min(softmq_bound_room(&q->pkts) / rings,
+			    softmq_bound_room(&q->memory) / rings /
+			    max(truesize, 1U));
 		if (softmq_ring_len(ring) < max(share, 1U))
 			return SOFTMQ_ADMIT;
 	}

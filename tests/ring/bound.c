@@ -259,11 +259,94 @@ static void test_lower_limit(void)
 	}
 }
 
+/* softmq_bound_room(): the share's room, and where refills settle. */
+static void test_room(void)
+{
+	static const struct { long n; u32 room; } at160[] = {
+		{ -5, 160 }, { 100, 160 }, { 160, 160 }, { 161, 156 },
+		{ 180, 80 }, { 199, 4 }, { 200, 0 }, { 250, 0 },
+	};
+	struct softmq_bound b;
+	unsigned int i;
+	u32 prev = ~0U;
+	long n;
+	int ok = 1;
+
+	reset(&b, 160, 64);
+	for (i = 0; i < sizeof(at160) / sizeof(at160[0]); i++) {
+		char what[80];
+
+		atomic_long_set(&b.count, at160[i].n);
+		snprintf(what, sizeof(what), "limit 160: room at %ld is %u",
+			 at160[i].n, at160[i].room);
+		check(softmq_bound_room(&b) == at160[i].room, what);
+	}
+	for (n = -5; n <= 210; n++) {
+		u32 room;
+
+		atomic_long_set(&b.count, n);
+		room = softmq_bound_room(&b);
+		if (room > prev || room > 160)
+			ok = 0;
+		prev = room;
+	}
+	check(ok, "limit 160: the room never grows with the count, never past the limit");
+
+	/* A reader that sees the new max with the old hard (2 GiB's). */
+	reset(&b, 1U << 31, 128 << 10);
+	WRITE_ONCE(b.max, 160);
+	atomic_long_set(&b.count, 1000);
+	check(softmq_bound_room(&b) == 160,
+	      "max 160 read with a 2 GiB limit's hard: the room capped at 160, no wrap");
+
+	/*
+	 * The worst case the room is for: every ring in use empty when the
+	 * count crosses the limit, all of them refilled to their share in
+	 * turn (softmq_admit()'s rule) until a whole pass admits nothing.
+	 * The count must stop below the ceiling: an empty ring, a sparse
+	 * flow's, is still admitted there.  A share fixed at limit / rings
+	 * climbs to the ceiling in both cases.
+	 */
+	{
+		static const u32 rings_in_use[] = { 880, 100, 4 };
+		static u8 len[1024];
+
+		for (i = 0; i < sizeof(rings_in_use) / sizeof(rings_in_use[0]); i++) {
+			u32 r, rings = rings_in_use[i], share;
+			char what[120];
+			int admitted;
+
+			reset(&b, 4000, 64);
+			memset(len, 0, sizeof(len));
+			atomic_long_set(&b.count, 4000);
+			do {
+				admitted = 0;
+				for (r = 0; r < rings; r++) {
+					if (softmq_bound_level(&b) == SOFTMQ_BOUND_CEILING)
+						break;
+					share = softmq_bound_room(&b) / rings;
+					if (len[r] < (share ? share : 1) && len[r] < 255) {
+						len[r]++;
+						atomic_long_add(1, &b.count);
+						admitted = 1;
+					}
+				}
+			} while (admitted && softmq_bound_level(&b) != SOFTMQ_BOUND_CEILING);
+			n = atomic_long_read(&b.count);
+			snprintf(what, sizeof(what),
+				 "limit 4000, %u empty rings refilled: stop at %ld, below the ceiling 5000 and 4000 + 4000/5 + rings",
+				 rings, n);
+			check(n < 5000 && n <= 4000 + 800 + (long)rings, what);
+		}
+	}
+}
+
 int main(void)
 {
 	printf("# long is %zu bits\n", sizeof(long) * 8);
 	test_negative_count();
 	test_levels();
+	test_room();
 	test_exact();
 	test_fold_between_steps();
 	test_lower_limit();
