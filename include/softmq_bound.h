@@ -63,37 +63,27 @@ softmq_bound_level(const struct softmq_bound *b)
 }
 
 /*
- * What softmq_admit() divides among the rings in use: over @max, a ring is
- * admitted while it holds less than room / rings (at least one packet).
- * The room is @max up to @max, then four times what is left below @hard:
- * it falls from @max at @max to nothing at @hard.
- *
- * A share fixed at max / rings let the rings that happened to be empty
- * when the count crossed @max refill by up to @max between them (all of
- * them empty: twice the limit), past @hard, where every packet is refused,
- * a sparse flow's too.  With the room shrinking as the count climbs, that
- * worst case stops where the refills equal the room, count - max ==
- * 4 * (hard - count): 1/5 of @max over it, 1/20 of @max below @hard.
- * That holds while the room there, @max / 5, is a packet or more per
- * ring; below, the one packet every ring is allowed adds up to one per
- * empty ring.  Both sides of it are the count the producers read, so the
- * counting lag does not move it.  Read without a lock, like
- * softmq_bound_level().
+ * Over @max, softmq_admit() admits a packet only into a ring that holds
+ * less than room / rings in use (at least one packet).  The room is eight
+ * times what is left below 9/8 of @max: @max at @max, nothing from 9/8 on.
+ * So refills stop there in whatever order the rings refill, but for the
+ * one packet an empty ring may always take, and 9/8 is below @hard by more
+ * than the counting lag (docs/design.md, "Why the share shrinks").  The
+ * shift is that 8; (9/8 max - n) * 8 < max, so u32 holds it.
  */
+#define SOFTMQ_BOUND_ROOM_SHIFT	3
+
 static inline u32 softmq_bound_room(const struct softmq_bound *b)
 {
 	long n = atomic_long_read(&b->count);
 	u32 max = READ_ONCE(b->max);
-	u32 hard = READ_ONCE(b->hard);
-	u64 room;
+	u32 end = max + (max >> SOFTMQ_BOUND_ROOM_SHIFT);
 
 	if (n < 0 || (unsigned long)n <= max)
 		return max;
-	if ((unsigned long)n >= hard)
+	if ((unsigned long)n >= end)
 		return 0;
-	/* In u64 and capped: @max and @hard read across a change may mix. */
-	room = (u64)(hard - (u32)n) * 4;
-	return room < max ? room : max;
+	return (end - (u32)n) << SOFTMQ_BOUND_ROOM_SHIFT;
 }
 
 /* Producer: @n more (or, undoing a charge, fewer) on this CPU. */

@@ -542,14 +542,14 @@ enum softmq_verdict {
 
 /*
  * Admission against limit and memory_limit, without a lock and without a
- * write: two reads of a line written once per batch (softmq_bound).
- * Below both limits, every packet is admitted.  From a limit to 5/4 of
+ * write: below both limits, two reads of a line written once per batch
+ * (softmq_bound), and every packet is admitted.  From a limit to 5/4 of
  * it, a packet is admitted only if its ring holds less than its share of
  * each limit (at least one packet), so that a sparse flow keeps getting
  * through while the rings of the fat ones are cut.  The share is the
- * room softmq_bound_room() leaves over the rings in use: the limit over
- * them at the limit, shrinking to nothing at 5/4 of it, so that the fat
- * flows' refills of the rings the consumer empties settle below the
+ * room softmq_bound_room() leaves, over the rings in use: the limit over
+ * them at the limit, shrinking to nothing at 9/8 of it, so that the fat
+ * flows' refills of the rings the consumer empties stop short of the
  * ceiling, where a sparse flow would be cut too.
  * From 5/4 of a limit on, nothing is admitted.  The counts a producer
  * reads understate by less than nr_cpu_ids * batch (at most 1/16 of the

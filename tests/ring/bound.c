@@ -259,13 +259,48 @@ static void test_lower_limit(void)
 	}
 }
 
-/* softmq_bound_room(): the share's room, and where refills settle. */
+/*
+ * Refill @rings rings, all empty, from a count at the limit 4000 by
+ * softmq_admit()'s rule over the limit (fewer than room / rings, at least
+ * one) until nothing more is admitted: round robin, one packet a ring in
+ * turn, or in bursts, each ring filled as far as it may go before the
+ * next.  Returns the count where the refills stopped.
+ */
+static long refill_stop(struct softmq_bound *b, unsigned int rings, bool burst)
+{
+	static u16 len[1024];
+	unsigned int r;
+	bool admitted;
+
+	reset(b, 4000, 64);
+	memset(len, 0, sizeof(len));
+	atomic_long_set(&b->count, 4000);
+	do {
+		admitted = false;
+		for (r = 0; r < rings; r++) {
+			do {
+				u32 share = softmq_bound_room(b) / rings;
+
+				if (softmq_bound_level(b) == SOFTMQ_BOUND_CEILING ||
+				    len[r] >= (share ? share : 1U))
+					break;
+				len[r]++;
+				atomic_long_add(1, &b->count);
+				admitted = true;
+			} while (burst);
+		}
+	} while (admitted);
+	return atomic_long_read(&b->count);
+}
+
+/* softmq_bound_room(): the share's room, and where refills stop. */
 static void test_room(void)
 {
 	static const struct { long n; u32 room; } at160[] = {
-		{ -5, 160 }, { 100, 160 }, { 160, 160 }, { 161, 156 },
-		{ 180, 80 }, { 199, 4 }, { 200, 0 }, { 250, 0 },
+		{ -5, 160 }, { 100, 160 }, { 160, 160 }, { 161, 152 },
+		{ 170, 80 }, { 179, 8 }, { 180, 0 }, { 250, 0 },
 	};
+	static const unsigned int rings_in_use[] = { 4, 100, 250, 880 };
 	struct softmq_bound b;
 	unsigned int i;
 	u32 prev = ~0U;
@@ -292,51 +327,44 @@ static void test_room(void)
 	}
 	check(ok, "limit 160: the room never grows with the count, never past the limit");
 
-	/* A reader that sees the new max with the old hard (2 GiB's). */
+	/* memory_limit's largest: 9/8 of it and the room still fit u32 */
 	reset(&b, 1U << 31, 128 << 10);
-	WRITE_ONCE(b.max, 160);
-	atomic_long_set(&b.count, 1000);
-	check(softmq_bound_room(&b) == 160,
-	      "max 160 read with a 2 GiB limit's hard: the room capped at 160, no wrap");
+	if (b.max == 1U << 31) {
+		atomic_long_set(&b.count, (long)(b.max + (1U << 20)));
+		check(softmq_bound_room(&b) == ((1U << 28) - (1U << 20)) << 3,
+		      "memory_limit 2 GiB, 1 MiB over: room (256 MiB - 1 MiB) * 8");
+	} else {
+		atomic_long_set(&b.count, (long)b.max + 1);
+		check(softmq_bound_room(&b) < b.max,
+		      "memory_limit 2 GiB, 32-bit long (capped): room below the limit just over it");
+	}
 
 	/*
-	 * The worst case the room is for: every ring in use empty when the
-	 * count crosses the limit, all of them refilled to their share in
-	 * turn (softmq_admit()'s rule) until a whole pass admits nothing.
-	 * The count must stop below the ceiling: an empty ring, a sparse
-	 * flow's, is still admitted there.  A share fixed at limit / rings
-	 * climbs to the ceiling in both cases.
+	 * The case the room is for: rings empty when the count reaches the
+	 * limit, refilled in either order.  They stop by 9/8 of the limit,
+	 * but for the one packet each may always take; with 16 packets or
+	 * more a ring (250 rings and fewer here) that leaves the ceiling
+	 * (5000) further than the counting lag (1/16: 250), and an empty
+	 * ring, a sparse flow's, is still admitted after the lag is folded
+	 * in.  A share fixed at limit / rings goes on to the ceiling.
 	 */
-	{
-		static const u32 rings_in_use[] = { 880, 100, 4 };
-		static u8 len[1024];
+	for (i = 0; i < sizeof(rings_in_use) / sizeof(rings_in_use[0]); i++) {
+		unsigned int rings = rings_in_use[i];
+		int burst;
 
-		for (i = 0; i < sizeof(rings_in_use) / sizeof(rings_in_use[0]); i++) {
-			u32 r, rings = rings_in_use[i], share;
-			char what[120];
-			int admitted;
+		for (burst = 0; burst < 2; burst++) {
+			char what[160];
+			bool ok;
 
-			reset(&b, 4000, 64);
-			memset(len, 0, sizeof(len));
-			atomic_long_set(&b.count, 4000);
-			do {
-				admitted = 0;
-				for (r = 0; r < rings; r++) {
-					if (softmq_bound_level(&b) == SOFTMQ_BOUND_CEILING)
-						break;
-					share = softmq_bound_room(&b) / rings;
-					if (len[r] < (share ? share : 1) && len[r] < 255) {
-						len[r]++;
-						atomic_long_add(1, &b.count);
-						admitted = 1;
-					}
-				}
-			} while (admitted && softmq_bound_level(&b) != SOFTMQ_BOUND_CEILING);
-			n = atomic_long_read(&b.count);
+			n = refill_stop(&b, rings, burst);
+			ok = n <= 4500 + (long)rings;
+			if (rings <= 4000 / 16)
+				ok = ok && n + 250 < 5000;
 			snprintf(what, sizeof(what),
-				 "limit 4000, %u empty rings refilled: stop at %ld, below the ceiling 5000 and 4000 + 4000/5 + rings",
-				 rings, n);
-			check(n < 5000 && n <= 4000 + 800 + (long)rings, what);
+				 "limit 4000, %u empty rings refilled %s: stop at %ld (<= 4500 + rings%s)",
+				 rings, burst ? "in bursts" : "round robin", n,
+				 rings <= 4000 / 16 ? ", + lag 250 < ceiling 5000" : "");
+			check(ok, what);
 		}
 	}
 }
