@@ -317,11 +317,15 @@ static bool softmq_flow_hash_tuple(const struct softmq_table *t,
 				   const struct sk_buff *skb, u32 *hash)
 {
 	int nhoff = skb_network_offset(skb);
+	/* The ports follow a header without options, and the addresses. */
 	union {
-		struct iphdr	v4;
+		struct {
+			struct iphdr	hdr;
+			__be32		ports;
+		} v4;
 		struct {
 			struct ipv6hdr	hdr;
-			__be32		ports;	/* follows the addresses */
+			__be32		ports;
 		} v6;
 	} buf;
 	const __be32 *ports;
@@ -331,17 +335,23 @@ static bool softmq_flow_hash_tuple(const struct softmq_table *t,
 		return false;
 	if (skb->protocol == htons(ETH_P_IP)) {
 		const struct iphdr *iph;
-		unsigned int thoff;
 
-		iph = skb_header_pointer(skb, nhoff, sizeof(*iph), &buf.v4);
+		/*
+		 * One read for the header and the ports where it has no
+		 * options; a TCP or UDP packet too short for it has no ports
+		 * either, and goes to the dissector as it would with two.
+		 */
+		iph = skb_header_pointer(skb, nhoff, sizeof(buf.v4), &buf.v4);
 		if (!iph || iph->ihl < 5 || ip_is_fragment(iph) ||
 		    (iph->protocol != IPPROTO_TCP && iph->protocol != IPPROTO_UDP))
 			return false;
-		thoff = iph->ihl * 4;
-		ports = skb_header_pointer(skb, nhoff + thoff, sizeof(_ports),
-					   &_ports);
-		if (!ports)
-			return false;
+		ports = (const __be32 *)(iph + 1);
+		if (unlikely(iph->ihl > 5)) {
+			ports = skb_header_pointer(skb, nhoff + iph->ihl * 4,
+						   sizeof(_ports), &_ports);
+			if (!ports)
+				return false;
+		}
 		*hash = hsiphash_3u32((__force u32)iph->saddr,
 				      (__force u32)iph->daddr,
 				      (__force u32)*ports, &t->tuple_key);

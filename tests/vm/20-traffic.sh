@@ -71,6 +71,9 @@
 # enqueued, and their flows sit in more than 8 rings at once.  Control:
 # the same packets in an 802.1Q header (pktgen's vlan_id: not plain IP to
 # softmq) go to the dissector, and the probe counts every one queued.
+# Then 16 IPv4 flows with IP options (flows.py --ip-options, unconnected
+# sockets, ihl 6: the ports read after the options): at most a few
+# dissector hashes while they queue, and more than 8 rings.
 # make check runs the key cpu cases on the lines tests/vm/quick-plan names
 # for 20-traffic.sh:cpu; make check-full everywhere.
 { # the whole script is parsed before it runs (edits during a run are harmless)
@@ -477,9 +480,32 @@ run_flow_hash() {
 		slowdev_set rate_pps 100
 		pg_clear ina
 	done
+	# IPv4 with options (ihl 6: the ports after them, read apart):
+	# unconnected UDP sockets, whose skbs carry no hash either
+	local ohits0 ohits1 osent ropt
+	ohits0=$(kp_hits)
+	$INA $FLOWS send --dst $SD_DST --flows 16 --count 40 --size 64 --ip-options \
+		--sport 21000 --dport 31000 > "$SMQ_OUT/flow-hash-opt.json" &
+	local opid=$!
+	for i in $(seq 100); do
+		ropt=$(ina $SMQ get sd0 stats.qlen)
+		[ "${ropt:-0}" -ge 320 ] && break
+		sleep 0.1
+	done
+	ropt=$(ina $SMQ classes sd0 | jq '[.[] | select(.stats.qlen > 0)] | length')
+	ohits1=$(kp_hits)
+	slowdev_set rate_pps 1000000
+	wait $opid
+	wait_backlog_zero ina sd0 root 10 || why="$why; the backlog of IPv4 with options did not drain"
+	osent=$(jqv "$SMQ_OUT/flow-hash-opt.json" .ok)
 	echo 0 > $TRACEFS/events/$ev/enable
 	echo "-:$ev" >> $TRACEFS/kprobe_events
-	note "$name: $sym called ${hits0:-?} before, $((hits1 - hits0)) during $enq pktgen packets ($byp bypassed the rings), $((hits2 - hits1)) for $vsent in an 802.1Q header ($vbyp bypassed); rings holding IPv4 flows $rings4, IPv6 $rings6"
+	note "$name: $sym called ${hits0:-?} before, $((hits1 - hits0)) during $enq pktgen packets ($byp bypassed the rings), $((hits2 - hits1)) for $vsent in an 802.1Q header ($vbyp bypassed), $((ohits1 - ohits0)) while $osent IPv4 UDP packets with IP options queued; rings holding IPv4 flows $rings4, IPv6 $rings6, IPv4 with options $ropt"
+	[ "${osent:-0}" -ge 320 ] || why="$why; the IP-options sender handed over only ${osent:-0} of 640"
+	[ $((ohits1 - ohits0)) -le 8 ] ||
+		why="$why; the flow dissector hashed $((ohits1 - ohits0)) skbs while IPv4 UDP packets with IP options were queued"
+	[ "${ropt:-0}" -gt 8 ] ||
+		why="$why; 16 IPv4 flows with IP options held only ${ropt:-0} rings: not spread by their ports"
 	[ "$enq" -ge 1000 ] || why="$why; pktgen handed over only $enq packets"
 	[ $((enq - byp)) -ge 1000 ] || why="$why; only $((enq - byp)) packets were enqueued ($byp bypassed)"
 	[ $((hits1 - hits0)) -le 8 ] ||
@@ -489,7 +515,7 @@ run_flow_hash() {
 	[ "${rings4:-0}" -gt 8 ] && [ "${rings6:-0}" -gt 8 ] ||
 		why="$why; the 16 flows a CPU held only ${rings4:-0} (IPv4) / ${rings6:-0} (IPv6) rings: not spread by their ports"
 	if [ -n "$why" ]; then fail "$name" "${why#; }"
-	else pass "$name" "$((enq - byp)) hashless UDP packets queued, $((hits1 - hits0)) dissector hashes; in $rings4 / $rings6 rings (IPv4 / IPv6); the $((vsent - vbyp)) tagged ones' $((hits2 - hits1)) counted"; fi
+	else pass "$name" "$((enq - byp)) hashless UDP packets queued, $((hits1 - hits0)) dissector hashes; in $rings4 / $rings6 rings (IPv4 / IPv6); IPv4 with options $((ohits1 - ohits0)) hashes, $ropt rings; the $((vsent - vbyp)) tagged ones' $((hits2 - hits1)) counted"; fi
 }
 
 KEYS=flow

@@ -30,6 +30,8 @@ send
   --gso SEG          UDP_SEGMENT: each sendto is one GSO skb of --size bytes
                      cut into SEG-byte datagrams (only the first carries the
                      header above)
+  --ip-options       IP_OPTIONS of three NOPs and an end of list: a 24-byte
+                     IPv4 header (ihl 6)
   --start-file F     wait until F exists before sending (synchronised start)
   --ready-file F     each sender process creates F.<process index> once its
                      sockets are set up (python starts slowly under TCG:
@@ -140,6 +142,8 @@ def sender(p, flows, a, cpus, wfd):
                 s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, a.sndbuf)
         if a.gso:
             s.setsockopt(socket.IPPROTO_UDP, UDP_SEGMENT, a.gso)
+        if a.ip_options:
+            s.setsockopt(socket.SOL_IP, socket.IP_OPTIONS, b"\x01\x01\x01\x00")
         # A send that waits for socket memory (the qdisc holds the flow's
         # send buffer, a slow device drains it) gives up after 0.1 s and is
         # tried again, so that SIGTERM stops the sender: Python retries a
@@ -600,6 +604,7 @@ def main():
     s.add_argument("--sndbuf", type=int, default=0)
     s.add_argument("--pps", type=float, default=0)
     s.add_argument("--gso", type=int, default=0)
+    s.add_argument("--ip-options", action="store_true")
     s.add_argument("--sport", type=int, default=20000)
     s.add_argument("--dport", type=int, default=30000)
     s.add_argument("--start-file", default="")
