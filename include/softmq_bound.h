@@ -68,8 +68,10 @@ softmq_bound_level(const struct softmq_bound *b)
  * times what is left below 9/8 of @max: @max at @max, nothing from 9/8 on.
  * So refills stop there in whatever order the rings refill, but for the
  * one packet an empty ring may always take, and 9/8 is below @hard by more
- * than the counting lag (docs/design.md, "Why the share shrinks").  The
- * shift is that 8; (9/8 max - n) * 8 < max, so u32 holds it.
+ * than the counting lag; with 32 packets or more a ring in use those single
+ * packets do not reach @hard either (docs/design.md, "Why the share
+ * shrinks").  The shift is that 8; (9/8 max - n) * 8 < max, so u32 holds
+ * it.
  */
 #define SOFTMQ_BOUND_ROOM_SHIFT	3
 
@@ -145,23 +147,23 @@ static inline void softmq_bound_fold_this_cpu(struct softmq_bound *b,
 static inline bool softmq_bound_set(struct softmq_bound *b, u32 max,
 				    u32 batch_max, unsigned int nr_cpus)
 {
-	u32 batch = max / 16 / nr_cpus;
-	u32 hard = max + max / 4;
+	u32 batch, hard;
 	bool shrank;
 
 	/*
 	 * @count is a long: with 32-bit longs a memory_limit near its 2 GiB
 	 * maximum would put hard past LONG_MAX, where the count wraps
 	 * negative and reads as under.  Queued skb memory cannot come near
-	 * that on such a kernel; keep the arithmetic sound anyway.
+	 * that on such a kernel; keep the arithmetic sound anyway, and keep
+	 * hard at 5/4 of max (so 9/8 of it, softmq_bound_room(), below hard)
+	 * by capping max, with hard at most LONG_MAX / 2.
 	 */
 #if BITS_PER_LONG == 32
-	if (hard > LONG_MAX / 2) {
-		hard = LONG_MAX / 2;
-		if (max > hard)
-			max = hard;
-	}
+	if (max > LONG_MAX / 2 / 5 * 4)
+		max = LONG_MAX / 2 / 5 * 4;
 #endif
+	batch = max / 16 / nr_cpus;
+	hard = max + max / 4;
 	if (batch > batch_max)
 		batch = batch_max;
 	if (!batch)

@@ -119,9 +119,19 @@ static void test_levels(void)
 	      "memory_limit 2 GiB: 2 GiB is over");
 #else
 	{
-		/* long is 32 bits: max and hard capped below LONG_MAX */
-		check(b.hard == LONG_MAX / 2 && b.max <= b.hard,
-		      "memory_limit 2 GiB, 32-bit long: hard capped at LONG_MAX / 2");
+		/* long is 32 bits: max capped so that hard stays 5/4 of it */
+		check(b.max < max && b.hard <= LONG_MAX / 2 &&
+		      b.hard == b.max + b.max / 4 &&
+		      b.max + b.max / 8 < b.hard,
+		      "memory_limit 2 GiB, 32-bit long: max capped, hard 5/4 of it <= LONG_MAX / 2");
+		atomic_long_set(&b.count, (long)b.max);
+		check(softmq_bound_level(&b) == SOFTMQ_BOUND_OVER &&
+		      softmq_bound_room(&b) == b.max,
+		      "memory_limit 2 GiB, 32-bit long: the capped max is over, room the limit");
+		atomic_long_set(&b.count, (long)(b.max + b.max / 8));
+		check(softmq_bound_level(&b) == SOFTMQ_BOUND_OVER &&
+		      softmq_bound_room(&b) == 0,
+		      "memory_limit 2 GiB, 32-bit long: 9/8 of it over, below hard, no room");
 		atomic_long_set(&b.count, LONG_MAX / 2 + 10);
 		check(softmq_bound_level(&b) == SOFTMQ_BOUND_CEILING,
 		      "memory_limit 2 GiB, 32-bit long: a count past the cap is the ceiling");
@@ -264,9 +274,12 @@ static void test_lower_limit(void)
  * softmq_admit()'s rule over the limit (fewer than room / rings, at least
  * one) until nothing more is admitted: round robin, one packet a ring in
  * turn, or in bursts, each ring filled as far as it may go before the
- * next.  Returns the count where the refills stopped.
+ * next.  Returns the count where the refills stopped; *@late counts the
+ * packets admitted from 9/8 of the limit on into a ring that already held
+ * one (the rule admits none there).
  */
-static long refill_stop(struct softmq_bound *b, unsigned int rings, bool burst)
+static long refill_stop(struct softmq_bound *b, unsigned int rings, bool burst,
+			unsigned int *late)
 {
 	static u16 len[1024];
 	unsigned int r;
@@ -275,6 +288,7 @@ static long refill_stop(struct softmq_bound *b, unsigned int rings, bool burst)
 	reset(b, 4000, 64);
 	memset(len, 0, sizeof(len));
 	atomic_long_set(&b->count, 4000);
+	*late = 0;
 	do {
 		admitted = false;
 		for (r = 0; r < rings; r++) {
@@ -284,6 +298,8 @@ static long refill_stop(struct softmq_bound *b, unsigned int rings, bool burst)
 				if (softmq_bound_level(b) == SOFTMQ_BOUND_CEILING ||
 				    len[r] >= (share ? share : 1U))
 					break;
+				if (len[r] && atomic_long_read(&b->count) >= 4500)
+					(*late)++;
 				len[r]++;
 				atomic_long_add(1, &b->count);
 				admitted = true;
@@ -341,29 +357,33 @@ static void test_room(void)
 
 	/*
 	 * The case the room is for: rings empty when the count reaches the
-	 * limit, refilled in either order.  They stop by 9/8 of the limit,
-	 * but for the one packet each may always take; with 16 packets or
-	 * more a ring (250 rings and fewer here) that leaves the ceiling
-	 * (5000) further than the counting lag (1/16: 250), and an empty
-	 * ring, a sparse flow's, is still admitted after the lag is folded
-	 * in.  A share fixed at limit / rings goes on to the ceiling.
+	 * limit, refilled in either order.  From 9/8 of the limit (4500) on
+	 * no ring that holds a packet is admitted, only the one packet an
+	 * empty ring may always take.  With 16 packets a ring or more (250
+	 * rings and fewer here) the stop leaves the ceiling (5000) further
+	 * than the counting lag (1/16: 250), and an empty ring, a sparse
+	 * flow's, is still admitted after the lag is folded in.  With 880
+	 * rings (4.5 a ring) the empty rings' single packets alone can reach
+	 * the ceiling, and refilled in bursts they do.  A share fixed at
+	 * limit / rings admits into non-empty rings past 9/8 in every case.
 	 */
 	for (i = 0; i < sizeof(rings_in_use) / sizeof(rings_in_use[0]); i++) {
 		unsigned int rings = rings_in_use[i];
 		int burst;
 
 		for (burst = 0; burst < 2; burst++) {
-			char what[160];
+			unsigned int late;
+			char what[200];
 			bool ok;
 
-			n = refill_stop(&b, rings, burst);
-			ok = n <= 4500 + (long)rings;
+			n = refill_stop(&b, rings, burst, &late);
+			ok = !late && n <= 4500 + (long)rings;
 			if (rings <= 4000 / 16)
 				ok = ok && n + 250 < 5000;
 			snprintf(what, sizeof(what),
-				 "limit 4000, %u empty rings refilled %s: stop at %ld (<= 4500 + rings%s)",
-				 rings, burst ? "in bursts" : "round robin", n,
-				 rings <= 4000 / 16 ? ", + lag 250 < ceiling 5000" : "");
+				 "limit 4000, %u empty rings refilled %s: stop at %ld, %u admitted past 4500 into a non-empty ring (0%s)",
+				 rings, burst ? "in bursts" : "round robin", n, late,
+				 rings <= 4000 / 16 ? "; stop + lag 250 < ceiling 5000" : "");
 			check(ok, what);
 		}
 	}
