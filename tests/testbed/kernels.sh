@@ -213,7 +213,7 @@ EOF
 #     installed there with apt.
 fetch_cross() {
 	local target=$1 base flav arch gnu envf benv babi abi tc debs dir kd
-	local kbuild gccv tcdir p
+	local kbuild gccv tcdir p why
 	base=${target%%-*}; flav=${target#*-}
 	arch=$(cross_arch "$flav") || die "unknown cross target '$target'"
 	gnu=$(cross_gnu_type "$arch")
@@ -233,7 +233,11 @@ fetch_cross() {
 	rm -rf "$debs"; mkdir -p "$debs"
 	kbuild=$(papt apt-cache depends "linux-headers-$abi:$arch" 2>/dev/null |
 		awk '$1 == "Depends:" && $2 ~ /^linux-kbuild-/ {sub(/:.*/, "", $2); print $2; exit}')
-	[ -n "$kbuild" ] || die "$target: no linux-headers-$abi:$arch in the lists"
+	if [ -z "$kbuild" ]; then
+		why=$(papt_left_out "$arch")
+		[ -z "$why" ] || { echo "$target: no linux-headers-$abi:$arch: $why" >&2; exit 2; }
+		die "$target: no linux-headers-$abi:$arch in the lists"
+	fi
 	(cd "$debs" && download "linux-headers-$abi:$arch" "linux-headers-${abi%-"$flav"}-common" "$kbuild:amd64")
 	if [ "$tc" = host ]; then
 		dir=$CACHE/cross/$abi

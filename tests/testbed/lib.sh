@@ -94,12 +94,12 @@ papt_setup() {
 	mkdir -p "$PAPT"/lists/partial "$PAPT"/archives/partial \
 		"$PAPT"/etc/sources.list.d "$PAPT"/etc/preferences.d
 	[ -e "$PAPT/status" ] || : > "$PAPT/status"
-	cat > "$PAPT/etc/sources.list.new" <<EOF
-deb [signed-by=$KEYRING] $MIRROR bookworm main
-deb [signed-by=$KEYRING] $SEC_MIRROR bookworm-security main
-deb [signed-by=$KEYRING] $MIRROR bookworm-backports main
-deb [signed-by=$KEYRING] $MIRROR sid main
-EOF
+	{
+		papt_source "$MIRROR" bookworm
+		papt_source "$SEC_MIRROR" bookworm-security
+		papt_source "$MIRROR" bookworm-backports
+		papt_source "$MIRROR" sid
+	} > "$PAPT/etc/sources.list.new"
 	cat > "$PAPT/apt.conf.new" <<EOF
 Dir::Etc::SourceList "$PAPT/etc/sources.list";
 Dir::Etc::SourceParts "$PAPT/etc/sources.list.d";
@@ -114,7 +114,7 @@ Dir::Cache::srcpkgcache "";
 Acquire::Check-Valid-Until "false";
 Acquire::Languages "none";
 Acquire::Retries "3";
-APT::Architectures { "amd64"; "arm64"; "i386"; };
+APT::Architectures { $(printf '"%s"; ' $PAPT_ARCHES)};
 APT::Sandbox::User "root";
 EOF
 	local f
@@ -125,20 +125,71 @@ EOF
 }
 papt() { APT_CONFIG=$PAPT/apt.conf "$@"; }
 
+# The private lists' architectures, less those left out of a suite until
+# the next refresh because their index could not be fetched ("SUITE ARCH"
+# lines, papt_update).
+PAPT_ARCHES="amd64 arm64 i386"
+PAPT_LEFT_OUT=$PAPT/etc/arch-left-out
+papt_source() {   # papt_source URI SUITE: its sources.list line
+	local uri=$1 suite=$2 a arches=""
+	for a in $PAPT_ARCHES; do
+		grep -qx "$suite $a" "$PAPT_LEFT_OUT" 2>/dev/null ||
+			arches=${arches:+$arches,}$a
+	done
+	echo "deb [signed-by=$KEYRING arch=$arches] $uri $suite main"
+}
+
+# papt_left_out ARCH: why ARCH's packages may be missing from the lists
+# (a suite's index of it was left out), or nothing.
+papt_left_out() {
+	local suites
+	suites=$(awk -v a="$1" '$2 == a { printf "%s%s", sep, $1; sep = ", " }' \
+		"$PAPT_LEFT_OUT" 2>/dev/null)
+	[ -z "$suites" ] ||
+		echo "the $1 index of $suites could not be fetched (mirror mid-sync?), left out until the next apt refresh"
+}
+
 # papt_update [force]: refresh the lists when older than APT_MAX_AGE.
 # Returns non-zero when the lists are unusable (never fetched, offline).
+papt_update_ok() {
+	papt apt-get -q update >"$PAPT/update.log" 2>&1 &&
+		! grep -qE '^(W|E): (Failed|Some index)' "$PAPT/update.log"
+}
 papt_update() {
-	papt_setup
-	local stamp=$PAPT/lists.stamp age=999999999
+	local stamp=$PAPT/lists.stamp age=999999999 refresh=0 failed
 	[ -e "$stamp" ] && age=$(( $(now) - $(stat -c %Y "$stamp") ))
+	if [ "${SOFTMQ_OFFLINE:-0}" != 1 ] &&
+	   { [ "${1:-}" = force ] || [ "$age" -ge "$APT_MAX_AGE" ]; }; then
+		refresh=1
+		rm -f "$PAPT_LEFT_OUT"   # a refresh tries every index again
+	fi
+	papt_setup
 	if [ "${SOFTMQ_OFFLINE:-0}" = 1 ]; then
 		[ -e "$stamp" ] || { log "offline and no cached apt lists"; return 1; }
 		return 0
 	fi
-	if [ "${1:-}" = force ] || [ "$age" -ge "$APT_MAX_AGE" ]; then
+	[ -e "$stamp" ] || refresh=1
+	if [ "$refresh" = 1 ]; then
 		log "refreshing private apt lists ($PAPT)"
-		if papt apt-get -q update >"$PAPT/update.log" 2>&1 &&
-		   ! grep -qE '^(W|E): (Failed|Some index)' "$PAPT/update.log"; then
+		# apt rejects a whole suite when one of its indexes fails, as a
+		# mirror or proxy caught mid-sync makes them fail: leave such a
+		# foreign architecture's index out of its suite until the next
+		# refresh, so that the other lines' kernels still resolve (the
+		# i386 line's then comes from the other suites).  The host's own
+		# architecture is never left out.
+		if ! papt_update_ok; then
+			failed=$(sed -nE 's#^[WE]: Failed to fetch .*/dists/([^/ ]+)/.*binary-([a-z0-9]+)/.*#\1 \2#p' \
+				"$PAPT/update.log" | sort -u |
+				grep -v " $(dpkg --print-architecture)\$" || true)
+			if [ -n "$failed" ]; then
+				grep -E '^[WE]: Failed to fetch' "$PAPT/update.log" | sed 's/^/    /' >&2
+				echo "$failed" > "$PAPT_LEFT_OUT"
+				log "apt: left out until the next refresh (suite arch): $(echo $failed)"
+				papt_setup
+				papt_update_ok || true
+			fi
+		fi
+		if ! grep -qE '^(W|E): (Failed|Some index)' "$PAPT/update.log"; then
 			touch "$stamp"
 		else
 			sed 's/^/    /' "$PAPT/update.log" | tail -5 >&2
