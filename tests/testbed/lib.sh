@@ -120,6 +120,12 @@ EOF
 	local f
 	for f in etc/sources.list apt.conf; do
 		if cmp -s "$PAPT/$f.new" "$PAPT/$f"; then rm -f "$PAPT/$f.new"
+		elif [ "$f" = etc/sources.list ] && [ -e "$PAPT/$f" ] &&
+		     cmp -s <(sed 's/ arch=[^]]*//' "$PAPT/$f.new") \
+			    <(sed 's/ arch=[^]]*//' "$PAPT/$f"); then
+			# only an index left out or taken back (papt_update):
+			# the lists of the other suites stay good
+			mv "$PAPT/$f.new" "$PAPT/$f"
 		else mv "$PAPT/$f.new" "$PAPT/$f"; rm -f "$PAPT/lists.stamp"; fi
 	done
 }
@@ -131,37 +137,45 @@ papt() { APT_CONFIG=$PAPT/apt.conf "$@"; }
 PAPT_ARCHES="amd64 arm64 i386"
 PAPT_LEFT_OUT=$PAPT/etc/arch-left-out
 papt_source() {   # papt_source URI SUITE: its sources.list line
-	local uri=$1 suite=$2 a arches=""
+	local uri=$1 suite=$2 a arches="" left=0
 	for a in $PAPT_ARCHES; do
-		grep -qx "$suite $a" "$PAPT_LEFT_OUT" 2>/dev/null ||
-			arches=${arches:+$arches,}$a
+		if grep -qx "$suite $a" "$PAPT_LEFT_OUT" 2>/dev/null; then left=1
+		else arches=${arches:+$arches,}$a; fi
 	done
-	echo "deb [signed-by=$KEYRING arch=$arches] $uri $suite main"
+	# arch= only where something is left out: APT::Architectures is the rest
+	if [ $left = 1 ]; then
+		echo "deb [signed-by=$KEYRING arch=$arches] $uri $suite main"
+	else
+		echo "deb [signed-by=$KEYRING] $uri $suite main"
+	fi
 }
 
 # papt_left_out ARCH: why ARCH's packages may be missing from the lists
 # (a suite's index of it was left out), or nothing.
 papt_left_out() {
 	local suites
+	[ -e "$PAPT_LEFT_OUT" ] || return 0
 	suites=$(awk -v a="$1" '$2 == a { printf "%s%s", sep, $1; sep = ", " }' \
 		"$PAPT_LEFT_OUT" 2>/dev/null)
 	[ -z "$suites" ] ||
 		echo "the $1 index of $suites could not be fetched (mirror mid-sync?), left out until the next apt refresh"
 }
 
-# papt_update [force]: refresh the lists when older than APT_MAX_AGE.
-# Returns non-zero when the lists are unusable (never fetched, offline).
 papt_update_ok() {
 	papt apt-get -q update >"$PAPT/update.log" 2>&1 &&
 		! grep -qE '^(W|E): (Failed|Some index)' "$PAPT/update.log"
 }
+# papt_update [force]: refresh the lists when older than APT_MAX_AGE.
+# Returns non-zero when the lists are unusable (never fetched, offline).
 papt_update() {
-	local stamp=$PAPT/lists.stamp age=999999999 refresh=0 failed
+	local stamp=$PAPT/lists.stamp age=999999999 refresh=0 failed left=""
 	[ -e "$stamp" ] && age=$(( $(now) - $(stat -c %Y "$stamp") ))
 	if [ "${SOFTMQ_OFFLINE:-0}" != 1 ] &&
 	   { [ "${1:-}" = force ] || [ "$age" -ge "$APT_MAX_AGE" ]; }; then
 		refresh=1
-		rm -f "$PAPT_LEFT_OUT"   # a refresh tries every index again
+		# a refresh tries every index again; a failed one keeps these
+		left=$(cat "$PAPT_LEFT_OUT" 2>/dev/null || true)
+		rm -f "$PAPT_LEFT_OUT"
 	fi
 	papt_setup
 	if [ "${SOFTMQ_OFFLINE:-0}" = 1 ]; then
@@ -194,6 +208,10 @@ papt_update() {
 		else
 			sed 's/^/    /' "$PAPT/update.log" | tail -5 >&2
 			if [ -e "$stamp" ]; then
+				if [ -n "$left" ] && [ ! -s "$PAPT_LEFT_OUT" ]; then
+					echo "$left" > "$PAPT_LEFT_OUT"
+					papt_setup
+				fi
 				log "apt update failed, using the cached lists"
 			else
 				log "apt update failed and no cached lists"; return 1
