@@ -68,10 +68,10 @@ softmq_bound_level(const struct softmq_bound *b)
  * times what is left below 9/8 of @max: @max at @max, nothing from 9/8 on.
  * So refills stop there in whatever order the rings refill, but for the
  * one packet an empty ring may always take, and 9/8 is below @hard by more
- * than the counting lag; with 32 packets or more a ring in use those single
- * packets do not reach @hard either (docs/design.md, "Why the share
- * shrinks").  The shift is that 8; (9/8 max - n) * 8 < max, so u32 holds
- * it.
+ * than the counting lag; with 32 packets or more a ring in use (two CPUs
+ * or more) those single packets do not reach @hard either (docs/design.md,
+ * "Why the share shrinks").  The shift is that 8; (9/8 max - n) * 8 < max,
+ * so u32 holds it.
  */
 #define SOFTMQ_BOUND_ROOM_SHIFT	3
 
