@@ -232,7 +232,7 @@ for line in "${LINES[@]}"; do
 		why=$(grep -v '^\[testbed\]' "$logf" | tail -n 1)
 		echo "SKIP line-$line: SOFTMQ_OFFLINE=1 and ${why:-it cannot be done offline}"
 		S=1; finish_group "$line" $(( $(now) - t )); continue
-	elif [ $rc -eq 2 ] && grep -q 'left out until the next apt refresh' "$logf"; then
+	elif [ $rc -eq 2 ] && grep -qF "$PAPT_LEFT_OUT_WHY" "$logf"; then
 		# the mirror served a foreign architecture's index that does not
 		# match its Release file (tests/testbed/lib.sh papt_update)
 		echo "SKIP line-$line: $(tail -n 1 "$logf")"

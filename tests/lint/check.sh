@@ -117,7 +117,7 @@ for line in "${LINES[@]}"; do
 		log=$OUT/cross-$target-fetch.log
 		"$TB/kernels.sh" fetch-cross "$target" > "$log" 2>&1
 		rc=$?
-		if [ $rc -eq 2 ] && grep -q 'left out until the next apt refresh' "$log"; then
+		if [ $rc -eq 2 ] && grep -qF "$PAPT_LEFT_OUT_WHY" "$log"; then
 			skip "build-$target" "$(tail -n 1 "$log")"
 			continue
 		elif [ $rc -ne 0 ]; then

@@ -136,6 +136,9 @@ papt() { APT_CONFIG=$PAPT/apt.conf "$@"; }
 # lines, papt_update).
 PAPT_ARCHES="amd64 arm64 i386"
 PAPT_LEFT_OUT=$PAPT/etc/arch-left-out
+# the words that end a fetch's reason when it exits 2 for a left-out index:
+# callers (check.sh, lint) count that a SKIP
+PAPT_LEFT_OUT_WHY="left out until the next apt refresh"
 papt_source() {   # papt_source URI SUITE: its sources.list line
 	local uri=$1 suite=$2 a arches="" left=0
 	for a in $PAPT_ARCHES; do
@@ -156,9 +159,9 @@ papt_left_out() {
 	local suites
 	[ -e "$PAPT_LEFT_OUT" ] || return 0
 	suites=$(awk -v a="$1" '$2 == a { printf "%s%s", sep, $1; sep = ", " }' \
-		"$PAPT_LEFT_OUT" 2>/dev/null)
+		"$PAPT_LEFT_OUT")
 	[ -z "$suites" ] ||
-		echo "the $1 index of $suites could not be fetched (mirror mid-sync?), left out until the next apt refresh"
+		echo "the $1 index of $suites could not be fetched (mirror mid-sync?), $PAPT_LEFT_OUT_WHY"
 }
 
 papt_update_ok() {
