@@ -219,6 +219,61 @@ elif [ ${#debian_lines[@]} -gt 0 ]; then
 	finish_group install 0
 fi
 
+# line_extras LINE WHY: the suites that run after LINE's own (make demo,
+# and make check-full's harness guards, 32-bit mutant and sharing
+# self-test).  With WHY (the line was skipped, or broke before its VM
+# run) each one that would have run is a counted SKIP that says so,
+# never left out in silence.  P, F and S still hold the line's counts.
+extra_suite() {   # extra_suite NAME CMD...: run it, or SKIP it with $EXTRAS_WHY
+	if [ -n "$EXTRAS_WHY" ]; then
+		P=0 F=0 S=1
+		echo "SKIP $1: not run, $EXTRAS_WHY"
+		finish_group "$1" 0
+	else
+		host_suite "$@"
+	fi
+}
+line_extras() {
+local line=$1 line_f=$F
+EXTRAS_WHY=$2
+# make demo, on the line it runs on (once that line has built and
+# passed its build): the README's first command, end to end.
+if [ "$line" = "$DEMO_LINE" ] && touched '^(tests/demo\.sh|tests/testbed/|tests/vm/lib\.sh|src/|include/)'; then
+	extra_suite demo "$REPO/tests/demo.sh" --no-prepare "$line"
+fi
+# the test bed's own guards (a run that did not run must fail):
+# they test the harness, not the qdisc, so make check leaves their
+# 70-odd seconds to check-full, and check-quick runs them when the
+# harness changes
+if [ "$line" = "$DEMO_LINE" ] && touched '^(tests/check\.sh|tests/testbed/|tests/vm/(plan\.sh|skips|quick-plan))'; then
+	if [ $QUICK = 1 ] || [ "${SOFTMQ_FULL:-0}" = 1 ]; then
+		extra_suite testbed-selftest "$TB_DIR/selftest.sh" "$line"
+	else
+		P=0 F=0 S=1
+		echo "SKIP testbed-selftest: make check-full runs the test bed's own guards (make check-quick when tests/testbed changes)"
+		finish_group testbed-selftest 0
+	fi
+fi
+# make check-full: the 32-bit line must fail with the 32-bit sign bug
+# of the admission bound put back (a copy of the tree, one boot)
+if [ "$line" = 6.1-686-pae ] && [ "${SOFTMQ_FULL:-0}" = 1 ]; then
+	if [ "$line_f" = 0 ]; then
+		extra_suite bound32-mutant "$TB_DIR/bound32-mutant.sh" "$line"
+	else
+		P=0 F=0 S=1
+		echo "SKIP bound32-mutant: the line failed without the mutant, so its failing with it would prove nothing"
+		finish_group bound32-mutant 0
+	fi
+fi
+# make check-full: the sharing instrument's planted-counter self-test
+# (bench/README.md; 4 vCPUs under its QEMU plugin, minutes: not in
+# make check's 45)
+if [ "$line" = "$DEMO_LINE" ] && [ "${SOFTMQ_FULL:-0}" = 1 ]; then
+	extra_suite sharing-selftest env MODE=sharing SELFTEST=1 KERNELS="$line" \
+		BENCH_OUT="$LOGDIR/sharing-selftest" "$REPO/bench/bench.sh"
+fi
+}
+
 # ------------------------------------------------------------ kernel lines
 for line in "${LINES[@]}"; do
 	P=0 F=0 S=0; t=$(now)
@@ -231,15 +286,18 @@ for line in "${LINES[@]}"; do
 		# declared offline: a line that needs the network is a counted SKIP
 		why=$(grep -v '^\[testbed\]' "$logf" | tail -n 1)
 		echo "SKIP line-$line: SOFTMQ_OFFLINE=1 and ${why:-it cannot be done offline}"
-		S=1; finish_group "$line" $(( $(now) - t )); continue
+		S=1; finish_group "$line" $(( $(now) - t ))
+		line_extras "$line" "line $line was skipped (SOFTMQ_OFFLINE=1)"; continue
 	elif [ $rc -eq 2 ] && grep -qF "$PAPT_LEFT_OUT_WHY" "$logf"; then
 		# the mirror served a foreign architecture's index that does not
 		# match its Release file (tests/testbed/lib.sh papt_update)
 		echo "SKIP line-$line: $(tail -n 1 "$logf")"
-		S=1; finish_group "$line" $(( $(now) - t )); continue
+		S=1; finish_group "$line" $(( $(now) - t ))
+		line_extras "$line" "line $line was skipped (the mirror's index)"; continue
 	elif [ $rc -ne 0 ]; then
 		say_fail "FAIL fetch-$line: could not fetch the kernel (log: ${logf#"$REPO"/})"
-		F=1; finish_group "$line" $(( $(now) - t )); continue
+		F=1; finish_group "$line" $(( $(now) - t ))
+		line_extras "$line" "line $line's kernel could not be fetched"; continue
 	fi
 	tf=$(( $(now) - t ))
 	logf=$LOGDIR/$line-build.log
@@ -255,7 +313,8 @@ for line in "${LINES[@]}"; do
 			say_fail "FAIL build-$line: build.sh exited with status $rc (log: ${logf#"$REPO"/})"; }
 		say_fail "FAIL vm-$line: not booted, the build failed"
 		F=$((F + (F > f0 ? 1 : 2)))
-		finish_group "$line" $(( $(now) - t )); continue
+		finish_group "$line" $(( $(now) - t ))
+		line_extras "$line" "line $line did not build"; continue
 	fi
 	logf=$LOGDIR/$line-vm.log
 	line_tests=${VM_TESTS:-}
@@ -291,43 +350,7 @@ for line in "${LINES[@]}"; do
 	lw=$(sed -n 's/.*got the VM lock after \([0-9]*\)s.*/\1/p' "$logf" | tail -n 1)
 	echo "($line: fetch ${tf}s, build ${tb}s, vm $(( $(now) - t - tf - tb ))s${lw:+, of which ${lw}s waiting for the VM lock})"
 	finish_group "$line" $(( $(now) - t ))
-	line_failed=$F
-	# make demo, on the line it runs on (once that line has built and
-	# passed its build): the README's first command, end to end.
-	if [ "$line" = "$DEMO_LINE" ] && touched '^(tests/demo\.sh|tests/testbed/|tests/vm/lib\.sh|src/|include/)'; then
-		host_suite demo "$REPO/tests/demo.sh" --no-prepare "$line"
-	fi
-	# the test bed's own guards (a run that did not run must fail):
-	# they test the harness, not the qdisc, so make check leaves their
-	# 70-odd seconds to check-full, and check-quick runs them when the
-	# harness changes
-	if [ "$line" = "$DEMO_LINE" ] && touched '^(tests/check\.sh|tests/testbed/|tests/vm/(plan\.sh|skips|quick-plan))'; then
-		if [ $QUICK = 1 ] || [ "${SOFTMQ_FULL:-0}" = 1 ]; then
-			host_suite testbed-selftest "$TB_DIR/selftest.sh" "$line"
-		else
-			P=0 F=0 S=1
-			echo "SKIP testbed-selftest: make check-full runs the test bed's own guards (make check-quick when tests/testbed changes)"
-			finish_group testbed-selftest 0
-		fi
-	fi
-	# make check-full: the 32-bit line must fail with the 32-bit sign bug
-	# of the admission bound put back (a copy of the tree, one boot)
-	if [ "$line" = 6.1-686-pae ] && [ "${SOFTMQ_FULL:-0}" = 1 ]; then
-		if [ "$line_failed" = 0 ]; then
-			host_suite bound32-mutant "$TB_DIR/bound32-mutant.sh" "$line"
-		else
-			P=0 F=0 S=1
-			echo "SKIP bound32-mutant: the line failed without the mutant, so its failing with it would prove nothing"
-			finish_group bound32-mutant 0
-		fi
-	fi
-	# make check-full: the sharing instrument's planted-counter self-test
-	# (bench/README.md; 4 vCPUs under its QEMU plugin, minutes: not in
-	# make check's 45)
-	if [ "$line" = "$DEMO_LINE" ] && [ "${SOFTMQ_FULL:-0}" = 1 ]; then
-		host_suite sharing-selftest env MODE=sharing SELFTEST=1 KERNELS="$line" \
-			BENCH_OUT="$LOGDIR/sharing-selftest" "$REPO/bench/bench.sh"
-	fi
+	line_extras "$line" ""
 done
 
 echo "== summary ($(( $(now) - T0 ))s)"
