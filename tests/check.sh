@@ -123,7 +123,10 @@ fi
 # tc 6.15 and the linux-source extracts (tdc, checkpatch: minutes of xz on
 # a cold cache) download beside the ring suite; the private apt lists are
 # refreshed first, once, so the two background jobs never race for them.
-papt_update || log "private apt lists unusable; the fetches below will say why"
+# under the fetch lock: another run's kernels.sh fetch may be refreshing
+# the same lists (kernels.sh takes it around its own papt_update)
+{ flock -w 3600 8 && papt_update; } 8>"$CACHE/fetch.lock" ||
+	log "private apt lists unusable; the fetches below will say why"
 tools_rc=$LOGDIR/tools.rc
 rm -f "$tools_rc"
 ( "$TB_DIR/kernels.sh" tools > "$LOGDIR/tools.log" 2>&1; echo $? > "$tools_rc" ) &
@@ -145,6 +148,16 @@ tools_done() {
 	"$TB_DIR/build.sh" plugin > "$LOGDIR/plugin-build.log" 2>&1
 	GROUP_LOGS+=("$LOGDIR/plugin-build.log")
 	cat "$LOGDIR/plugin-build.log"; count "$LOGDIR/plugin-build.log"
+	# the apt fallback's parser, on each form apt reports a failed index in
+	local want got fx=$TB_DIR/apt-failures.txt
+	want=$(sed -n 's/^# expect: //p' "$fx")
+	got=$(papt_failed_indexes "$fx")
+	if [ -n "$want" ] && [ "$got" = "$want" ]; then
+		echo "PASS testbed-apt-failed-indexes: $(echo $got)"; P=$((P + 1))
+	else
+		say_fail "FAIL testbed-apt-failed-indexes: got '$(echo $got)', want '$(echo $want)' (${fx#"$REPO"/})"
+		F=$((F + 1))
+	fi
 	finish_group setup $(( $(now) - t0 ))
 }
 

@@ -168,6 +168,14 @@ papt_update_ok() {
 	papt apt-get -q update >"$PAPT/update.log" 2>&1 &&
 		! grep -qE '^(W|E): (Failed|Some index)' "$PAPT/update.log"
 }
+# papt_failed_indexes LOG: "SUITE ARCH" of each binary index apt failed to
+# fetch, in any of its forms: the URI (http:, https:), or the lists file
+# it was writing or copying (store:, copy:, .../dists_SUITE_main_binary-ARCH_...)
+papt_failed_indexes() {
+	sed -nE -e 's#^[WE]: Failed to fetch .*/dists/([^/ ]+)/[^ ]*binary-([a-z0-9]+)/.*#\1 \2#p' \
+		-e 's#^[WE]: Failed to fetch [a-z]+:[^ ]*_dists_([^_ ]+)_[^ ]*binary-([a-z0-9]+)_.*#\1 \2#p' \
+		"$1" | sort -u
+}
 # papt_update [force]: refresh the lists when older than APT_MAX_AGE.
 # Returns non-zero when the lists are unusable (never fetched, offline).
 papt_update() {
@@ -194,18 +202,23 @@ papt_update() {
 		# refresh, so that the other lines' kernels still resolve (the
 		# i386 line's then comes from the other suites).  The host's own
 		# architecture is never left out.
-		if ! papt_update_ok; then
-			failed=$(sed -nE 's#^[WE]: Failed to fetch .*/dists/([^/ ]+)/.*binary-([a-z0-9]+)/.*#\1 \2#p' \
-				"$PAPT/update.log" | sort -u |
-				grep -v " $(dpkg --print-architecture)\$" || true)
-			if [ -n "$failed" ]; then
-				grep -E '^[WE]: Failed to fetch' "$PAPT/update.log" | sed 's/^/    /' >&2
-				echo "$failed" > "$PAPT_LEFT_OUT"
-				log "apt: left out until the next refresh (suite arch): $(echo $failed)"
-				papt_setup
-				papt_update_ok || true
-			fi
-		fi
+		# Each retry may meet another index mid-sync: up to three.
+		local try=0
+		until papt_update_ok; do
+			[ $try -lt 3 ] || break
+			try=$((try + 1))
+			failed=$(papt_failed_indexes "$PAPT/update.log" |
+				grep -v " $(dpkg --print-architecture)\$" |
+				if [ -s "$PAPT_LEFT_OUT" ]; then grep -vxF -f "$PAPT_LEFT_OUT"
+				else cat; fi || true)
+			[ -n "$failed" ] || break
+			grep -E '^[WE]: Failed to fetch' "$PAPT/update.log" | sed 's/^/    /' >&2
+			{ cat "$PAPT_LEFT_OUT" 2>/dev/null || true; echo "$failed"; } |
+				sort -u > "$PAPT_LEFT_OUT.new"
+			mv "$PAPT_LEFT_OUT.new" "$PAPT_LEFT_OUT"
+			log "apt: left out until the next refresh (suite arch): $(echo $failed)"
+			papt_setup
+		done
 		if ! grep -qE '^(W|E): (Failed|Some index)' "$PAPT/update.log"; then
 			touch "$stamp"
 		else
