@@ -331,6 +331,12 @@ static bool softmq_flow_hash_tuple(const struct softmq_table *t,
 	const __be32 *ports;
 	__be32 _ports;
 
+	/* One read each: the ports right after a header without options. */
+	BUILD_BUG_ON(offsetof(typeof(buf.v4), ports) != sizeof(struct iphdr));
+	BUILD_BUG_ON(offsetof(typeof(buf.v6), ports) != sizeof(struct ipv6hdr));
+	/* The hash's 36 bytes: IPv6's addresses end its header. */
+	BUILD_BUG_ON(offsetof(struct ipv6hdr, daddr) + sizeof(struct in6_addr) !=
+		     sizeof(struct ipv6hdr));
 	if (nhoff < 0)
 		return false;
 	if (skb->protocol == htons(ETH_P_IP)) {
