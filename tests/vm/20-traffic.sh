@@ -73,7 +73,8 @@
 # softmq) go to the dissector, and the probe counts every one queued.
 # Then 16 IPv4 flows with IP options (flows.py --ip-options, unconnected
 # sockets, ihl 6: the ports read after the options): at most a few
-# dissector hashes while they queue, and more than 8 rings.
+# dissector hashes while they queue, and more than 8 rings; a capture at
+# sd0 shows that they had the options (>= 100 with ihl 6, none with 5).
 # make check runs the key cpu cases on the lines tests/vm/quick-plan names
 # for 20-traffic.sh:cpu; make check-full everywhere.
 { # the whole script is parsed before it runs (edits during a run are harmless)
@@ -482,7 +483,9 @@ run_flow_hash() {
 	done
 	# IPv4 with options (ihl 6: the ports after them, read apart):
 	# unconnected UDP sockets, whose skbs carry no hash either
-	local ohits0 ohits1 osent ropt
+	local ohits0 ohits1 osent ropt ihl5 ihl6 ocap=$SMQ_OUT/flow-hash-opt.pcap
+	cap_start "$INA" sd0 "$ocap" udp and dst portrange 31000-31015 ||
+		why="$why; tcpdump on sd0 did not start"
 	ohits0=$(kp_hits)
 	$INA $FLOWS send --dst $SD_DST --flows 16 --count 40 --size 64 --ip-options \
 		--sport 21000 --dport 31000 > "$SMQ_OUT/flow-hash-opt.json" &
@@ -497,10 +500,16 @@ run_flow_hash() {
 	slowdev_set rate_pps 1000000
 	wait $opid
 	wait_backlog_zero ina sd0 root 10 || why="$why; the backlog of IPv4 with options did not drain"
+	cap_stop "$ocap"
 	osent=$(jqv "$SMQ_OUT/flow-hash-opt.json" .ok)
+	# the options were on the wire: every packet sent has a 24-byte header
+	ihl6=$(tcpdump -r "$ocap" -n 'ip[0] & 0xf = 6' 2>/dev/null | wc -l)
+	ihl5=$(tcpdump -r "$ocap" -n 'ip[0] & 0xf = 5' 2>/dev/null | wc -l)
+	[ "$ihl6" -ge 100 ] && [ "$ihl5" -eq 0 ] ||
+		why="$why; the IP-options sender's packets at sd0: $ihl6 with ihl 6, $ihl5 with ihl 5 (want >= 100 and 0)"
 	echo 0 > $TRACEFS/events/$ev/enable
 	echo "-:$ev" >> $TRACEFS/kprobe_events
-	note "$name: $sym called ${hits0:-?} before, $((hits1 - hits0)) during $enq pktgen packets ($byp bypassed the rings), $((hits2 - hits1)) for $vsent in an 802.1Q header ($vbyp bypassed), $((ohits1 - ohits0)) while $osent IPv4 UDP packets with IP options queued; rings holding IPv4 flows $rings4, IPv6 $rings6, IPv4 with options $ropt"
+	note "$name: $sym called ${hits0:-?} before, $((hits1 - hits0)) during $enq pktgen packets ($byp bypassed the rings), $((hits2 - hits1)) for $vsent in an 802.1Q header ($vbyp bypassed), $((ohits1 - ohits0)) while $osent IPv4 UDP packets with IP options queued ($ihl6 captured with ihl 6); rings holding IPv4 flows $rings4, IPv6 $rings6, IPv4 with options $ropt"
 	[ "${osent:-0}" -ge 320 ] || why="$why; the IP-options sender handed over only ${osent:-0} of 640"
 	[ $((ohits1 - ohits0)) -le 8 ] ||
 		why="$why; the flow dissector hashed $((ohits1 - ohits0)) skbs while IPv4 UDP packets with IP options were queued"
