@@ -42,7 +42,6 @@
 #include <linux/delay.h>
 #include <linux/u64_stats_sync.h>
 #include <net/codel.h>
-#include <net/codel_impl.h>
 #include <net/codel_qdisc.h>
 #include <net/ip.h>
 #include <net/netlink.h>
@@ -54,6 +53,7 @@
 #include <uapi/softmq.h>
 #include "softmq_compat.h"
 #include "softmq_bound.h"
+#include "softmq_codel.h"
 #include "softmq_ring.h"
 
 /* Minima and defaults (the maxima are uapi: include/uapi/softmq.h). */
@@ -239,6 +239,8 @@ struct softmq_sched_data {
 	struct codel_params	cparams;
 	struct codel_stats	cstats;
 	u32			codel_backlog;	/* the ring's bytes, for codel_dequeue() */
+	/* Taken already: what codel_dequeue()'s first pop returns. */
+	struct sk_buff		*codel_first;
 	/*
 	 * This dequeue met a ring whose head a producer has claimed but not
 	 * published, or an old table producers may still reach.
@@ -790,8 +792,16 @@ softmq_codel_pop_spilled(struct softmq_ring *ring, struct Qdisc *sch)
 static struct sk_buff *softmq_codel_pop(struct codel_vars *vars, void *ctx)
 {
 	struct softmq_flow *flow = container_of(vars, struct softmq_flow, cvars);
-	struct sk_buff *skb = softmq_ring_pop_slot(&flow->ring);
+	struct Qdisc *sch = ctx;
+	struct softmq_sched_data *q = qdisc_priv(sch);
+	struct sk_buff *skb = q->codel_first;
 
+	/* softmq_codel_dequeue() took it, and set the backlog after it. */
+	if (skb) {
+		q->codel_first = NULL;
+		return skb;
+	}
+	skb = softmq_ring_pop_slot(&flow->ring);
 	if (!skb)
 		return softmq_ring_unspilled(&flow->ring) ? NULL :
 		       softmq_codel_pop_spilled(&flow->ring, ctx);
@@ -823,19 +833,29 @@ static codel_time_t softmq_codel_time(const struct sk_buff *skb)
 }
 
 /*
- * Consumer: the next packet of @ring through CoDel.  Out of line: inlined
- * into the round robin, codel_dequeue() grows its frame, and the path
- * without CoDel pays for that on every packet.
+ * Consumer: the next packet of @ring through CoDel.  The packet is taken
+ * first, and codel_dequeue() runs only when softmq_codel_pass() finds it
+ * would not hand the packet on as it is (above target, dropping, a CE
+ * mark due): it then gets that packet from its first pop, the clock read
+ * again as it reads it.  An empty ring ends CoDel's state for it, as
+ * codel_dequeue() ends it.  Out of line: inlined into the round robin,
+ * codel_dequeue() grows its frame, and the path without CoDel pays for
+ * that on every packet.
  */
 static noinline struct sk_buff *softmq_codel_dequeue(struct Qdisc *sch,
 						     struct softmq_ring *ring)
 {
 	struct softmq_sched_data *q = qdisc_priv(sch);
+	struct sk_buff *skb = softmq_ring_take(ring);
 
-	return codel_dequeue(sch, &q->codel_backlog, &q->cparams,
-			     &softmq_flow(ring)->cvars, &q->cstats,
-			     softmq_codel_len, softmq_codel_time,
-			     softmq_codel_drop, softmq_codel_pop);
+	if (skb)
+		softmq_codel_set_backlog(sch, ring);
+	return softmq_codel_dequeue_first(sch, skb, &q->codel_backlog,
+					  &q->cparams,
+					  &softmq_flow(ring)->cvars,
+					  &q->cstats, &q->codel_first,
+					  softmq_codel_len, softmq_codel_time,
+					  softmq_codel_drop, softmq_codel_pop);
 }
 
 /*

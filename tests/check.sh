@@ -224,7 +224,7 @@ if [ ${#inst[@]} -gt 0 ]; then
 	touched '^(Makefile|Kbuild|dkms\.conf|VERSION|debian/|tc-plugin/Makefile|tests/install/)' &&
 		host_suite install "$REPO/tests/install/check.sh" "${inst[@]}"
 	# checkpatch --strict and sparse against the same headers
-	touched '^(Kbuild|src/|include/|tests/modules/|tests/lint/)' &&
+	touched '^(Kbuild|src/|include/|tests/modules/|tests/lint/|tests/ring/(codel\.c|kshim))' &&
 		host_suite lint "$REPO/tests/lint/check.sh" "${inst[@]}"
 elif [ ${#debian_lines[@]} -gt 0 ]; then
 	P=0 F=1 S=0

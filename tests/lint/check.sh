@@ -15,6 +15,8 @@
 #   sparse       make C=2 CHECK=sparse against each Debian line's headers
 #                (the 7.x lines in the sid chroot, with sid's sparse,
 #                installed there on first use).  Any sparse warning fails.
+#   codel        include/softmq_codel.h against each line's own
+#                codel_dequeue() on random traces (tests/ring/codel.c)
 #   cross        W=1 builds for arm64 (6.12, 7.2) and i386 (6.1 686-pae)
 #                with Debian's cross gcc (tests/testbed/kernels.sh
 #                fetch-cross): nothing of them boots here.
@@ -105,6 +107,44 @@ else
 		done
 	done
 fi
+
+# ---------------------------------------------------------------- codel
+# include/softmq_codel.h against each kernel's own codel_dequeue()
+# (tests/ring/codel.c, on tests/ring/kshim-codel): the kernel's
+# net/codel.h and net/codel_impl.h, copied out of its headers' -common
+# tree, and nothing else of the kernel's.  One case per -common tree,
+# named by its version: the -rt flavour shares its line's, and a cross
+# line (686-pae) its base line's, which is checked where that line is.
+codel_seen=" "
+for line in "${LINES[@]}"; do
+	is_cross_line "$line" && continue
+	kdir=$("$TB/kernels.sh" path kdir "$line" 2>/dev/null)
+	root=""
+	[ "$(line_toolchain "$line")" = sid ] && root=$SID_ROOT
+	common=$(sed -n 's/^include \(.*\)\/Makefile$/\1/p' "$root$kdir/Makefile" 2>/dev/null | head -n 1)
+	case $common in "$CACHE"/*) ;; ?*) common=$root$common;; esac
+	if [ -z "$common" ] || [ ! -e "$common/include/net/codel_impl.h" ]; then
+		fail "codel-equivalence-$line" "no net/codel_impl.h in $line's headers (${common:-no -common tree named in $root$kdir/Makefile})"
+		continue
+	fi
+	case $codel_seen in *" $common "*) continue;; esac
+	codel_seen="$codel_seen$common "
+	name=codel-equivalence-$(basename "$common" | sed 's/^linux-headers-//; s/-common$//')
+	d=$OUT/$name log=$OUT/$name/build.log
+	rm -rf "$d"; mkdir -p "$d/net"
+	cp "$common/include/net/codel.h" "$common/include/net/codel_impl.h" "$d/net/"
+	if ! gcc -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter -Werror \
+		-I"$REPO/tests/ring/kshim-codel" -I"$REPO/tests/ring/kshim" -I"$d" \
+		-I"$REPO/include" "$REPO/tests/ring/codel.c" -o "$d/codel" > "$log" 2>&1; then
+		fail "$name" "build failed: $(grep -m1 'error' "$log") (log: ${log#"$REPO"/})"
+		continue
+	fi
+	res=$("$d/codel" 2>&1)
+	case $res in
+	"PASS codel-equivalence: "*) pass "$name" "line $line: ${res#PASS codel-equivalence: }";;
+	*) fail "$name" "line $line: ${res#FAIL codel-equivalence: }";;
+	esac
+done
 
 # ---------------------------------------------------------------- cross
 # The other architectures Debian ships each line for, built only: arm64 on

@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * softmq_codel.h - CoDel's verdict on a packet it would hand on as it is,
+ * taken before codel_dequeue() (include/net/codel_impl.h) is called.
+ *
+ * Outside its dropping state (below target, the common case, at low load
+ * always; or above it for less than an interval), codel_dequeue() only
+ * records the packet's sojourn and size and hands it on; the consumer paid
+ * for its frame, an out-of-line codel_should_drop() and a call back into
+ * the ring for the pop.  The consumer takes the packet first, asks
+ * softmq_codel_pass() and calls codel_dequeue() only when the answer is
+ * no, giving it that packet as the first its dequeue callback returns:
+ * codel_dequeue() then runs from the state it would have run from, since
+ * a "no" changes nothing.
+ *
+ * Compiled into the module and into the userspace equivalence test
+ * (tests/ring/codel.c), which runs both ways over random traces against
+ * each Debian line's own codel_impl.h (tests/ring/codel-check.sh).
+ */
+#ifndef _SOFTMQ_CODEL_H
+#define _SOFTMQ_CODEL_H
+
+#include <linux/compiler.h>
+#include <linux/types.h>
+#include <net/codel.h>
+#include <net/codel_impl.h>
+
+/*
+ * Consumer, not in the dropping state, with a packet of @len bytes just
+ * taken from a queue that now holds @backlog bytes, queued @sojourn ago,
+ * at @now: true if codel_dequeue() would hand it on untouched, with what
+ * it would record recorded (the sojourn, the largest packet, and when the
+ * sojourn went above target).  codel_should_drop() says no there: the
+ * sojourn below target, or no more than an MTU left behind, or above
+ * target for less than an interval yet; and the sojourn is not after
+ * ce_threshold (codel_dequeue() CE-marks a packet past it; with
+ * ce_threshold off, CODEL_DISABLED_THRESHOLD, a sojourn that wrapped below
+ * zero counts as past it too).  False: nothing is changed, and the packet
+ * is codel_dequeue()'s; a false is always safe, only slower.  WRITE_ONCE()
+ * where newer codel_impl.h has it (dump() reads these without the
+ * consumer's lock).
+ */
+static inline bool softmq_codel_pass(struct codel_vars *vars,
+				     const struct codel_params *params,
+				     struct codel_stats *stats, u32 len,
+				     codel_time_t now, codel_time_t sojourn,
+				     u32 backlog)
+{
+	codel_time_t above;
+
+	if (codel_time_after(sojourn, params->ce_threshold))
+		return false;
+	if (codel_time_before(sojourn, params->target) ||
+	    backlog <= params->mtu) {
+		above = 0;
+	} else if (!vars->first_above_time) {
+		above = now + params->interval;
+	} else if (!codel_time_after(now, vars->first_above_time)) {
+		above = vars->first_above_time;
+	} else {
+		/* above target for an interval: codel_dequeue() drops */
+		return false;
+	}
+	WRITE_ONCE(vars->ldelay, sojourn);
+	if (unlikely(len > stats->maxpacket))
+		WRITE_ONCE(stats->maxpacket, len);
+	vars->first_above_time = above;
+	return true;
+}
+
+/*
+ * Consumer: codel_dequeue() with the queue's next packet, @skb (NULL: the
+ * queue was empty), taken already and @backlog set after it.  What
+ * codel_dequeue() returns, without calling it when softmq_codel_pass()
+ * says it would hand @skb on as it is; else @skb goes to *@first, which
+ * @dequeue_func must return (and clear) before it takes another.  In the
+ * dropping state the packet goes to codel_dequeue() before the clock is
+ * read: it reads the clock itself, and the state is the one time that
+ * pays for it.  The clock is read before @skb_time_func is asked, as
+ * codel_dequeue() does: an unstamped packet's time is the clock's.
+ */
+static __always_inline struct sk_buff *
+softmq_codel_dequeue_first(void *ctx, struct sk_buff *skb, u32 *backlog,
+			   struct codel_params *params,
+			   struct codel_vars *vars, struct codel_stats *stats,
+			   struct sk_buff **first, codel_skb_len_t skb_len_func,
+			   codel_skb_time_t skb_time_func,
+			   codel_skb_drop_t drop_func,
+			   codel_skb_dequeue_t dequeue_func)
+{
+	codel_time_t now;
+
+	if (!skb) {
+		/* codel_dequeue() on an empty queue */
+		vars->first_above_time = 0;
+		WRITE_ONCE(vars->dropping, false);
+		return NULL;
+	}
+	if (!vars->dropping) {
+		now = codel_get_time();
+		if (softmq_codel_pass(vars, params, stats, skb_len_func(skb),
+				      now, now - skb_time_func(skb), *backlog))
+			return skb;
+	}
+	*first = skb;
+	return codel_dequeue(ctx, backlog, params, vars, stats, skb_len_func,
+			     skb_time_func, drop_func, dequeue_func);
+}
+
+#endif /* _SOFTMQ_CODEL_H */

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Userspace stand-in for <linux/ktime.h>, for the CoDel equivalence test
+ * (../codel.c): the clock is the test's, and stands still between its
+ * steps.  INT_MAX, typecheck(), do_div() and max_t() come along, as the
+ * kernel's headers bring them to net/codel.h.
+ */
+#ifndef _KSHIM_CODEL_KTIME_H
+#define _KSHIM_CODEL_KTIME_H
+#include <limits.h>
+#include <linux/compiler.h>
+#include <linux/types.h>
+
+#define NSEC_PER_USEC	1000L
+#define NSEC_PER_MSEC	1000000L
+
+extern u64 codel_test_ns;
+
+static inline u64 ktime_get_ns(void)
+{
+	return codel_test_ns;
+}
+
+#define typecheck(type, x) \
+({	type __dummy; \
+	__typeof__(x) __dummy2; \
+	(void)(&__dummy == &__dummy2); \
+	1; \
+})
+
+/* do_div(n, base): n /= base, the remainder returned */
+#define do_div(n, base) ({ u32 __rem = (n) % (base); (n) /= (base); __rem; })
+
+#define max_t(type, a, b) ((type)(a) > (type)(b) ? (type)(a) : (type)(b))
+
+#endif
