@@ -9,13 +9,17 @@
  * for its frame, an out-of-line codel_should_drop() and a call back into
  * the ring for the pop.  The consumer takes the packet first, asks
  * softmq_codel_pass() and calls codel_dequeue() only when the answer is
- * no, giving it that packet as the first its dequeue callback returns:
- * codel_dequeue() then runs from the state it would have run from, since
- * a "no" changes nothing.
+ * false, giving it that packet as the first its dequeue callback returns.
+ * softmq_codel_pass() writes no state when it returns false, so
+ * codel_dequeue() then starts from the state it would have started from.
+ * softmq_codel_pass() mirrors codel_should_drop() and the ce_threshold
+ * test at the end of codel_dequeue() (the same in 6.1, 6.12 and 7.2).
  *
  * Compiled into the module and into the userspace equivalence test
  * (tests/ring/codel.c), which runs both ways over random traces against
- * each Debian line's own codel_impl.h (tests/ring/codel-check.sh).
+ * each Debian line's own codel_impl.h (tests/lint/check.sh, "codel").
+ * Include <net/codel_impl.h> before it, from the one .c file that does, as
+ * sch_codel.c and sch_fq_codel.c include it.
  */
 #ifndef _SOFTMQ_CODEL_H
 #define _SOFTMQ_CODEL_H
@@ -23,7 +27,6 @@
 #include <linux/compiler.h>
 #include <linux/types.h>
 #include <net/codel.h>
-#include <net/codel_impl.h>
 
 /*
  * Consumer, not in the dropping state, with a packet of @len bytes just
@@ -35,8 +38,10 @@
  * target for less than an interval yet; and the sojourn is not after
  * ce_threshold (codel_dequeue() CE-marks a packet past it; with
  * ce_threshold off, CODEL_DISABLED_THRESHOLD, a sojourn that wrapped below
- * zero counts as past it too).  False: nothing is changed, and the packet
- * is codel_dequeue()'s; a false is always safe, only slower.  WRITE_ONCE()
+ * zero counts as past it too; the DSCP mask of ce_threshold is left to
+ * codel_dequeue(): past the threshold is false whatever the mask).  False:
+ * no state is written, and the packet is codel_dequeue()'s; a false is
+ * always correct, only slower.  WRITE_ONCE()
  * where newer codel_impl.h has it (dump() reads these without the
  * consumer's lock).
  */
@@ -75,9 +80,10 @@ static inline bool softmq_codel_pass(struct codel_vars *vars,
  * says it would hand @skb on as it is; else @skb goes to *@first, which
  * @dequeue_func must return (and clear) before it takes another.  In the
  * dropping state the packet goes to codel_dequeue() before the clock is
- * read: it reads the clock itself, and the state is the one time that
- * pays for it.  The clock is read before @skb_time_func is asked, as
- * codel_dequeue() does: an unstamped packet's time is the clock's.
+ * read: codel_dequeue() reads the clock itself, so only a packet that
+ * crosses into the dropping state pays for two reads.  The clock is read
+ * before @skb_time_func is asked, as codel_should_drop() does: an
+ * unstamped packet's time is the clock's.
  */
 static __always_inline struct sk_buff *
 softmq_codel_dequeue_first(void *ctx, struct sk_buff *skb, u32 *backlog,

@@ -42,6 +42,7 @@
 #include <linux/delay.h>
 #include <linux/u64_stats_sync.h>
 #include <net/codel.h>
+#include <net/codel_impl.h>
 #include <net/codel_qdisc.h>
 #include <net/ip.h>
 #include <net/netlink.h>
@@ -850,12 +851,14 @@ static noinline struct sk_buff *softmq_codel_dequeue(struct Qdisc *sch,
 
 	if (skb)
 		softmq_codel_set_backlog(sch, ring);
-	return softmq_codel_dequeue_first(sch, skb, &q->codel_backlog,
-					  &q->cparams,
-					  &softmq_flow(ring)->cvars,
-					  &q->cstats, &q->codel_first,
-					  softmq_codel_len, softmq_codel_time,
-					  softmq_codel_drop, softmq_codel_pop);
+	skb = softmq_codel_dequeue_first(sch, skb, &q->codel_backlog,
+					 &q->cparams, &softmq_flow(ring)->cvars,
+					 &q->cstats, &q->codel_first,
+					 softmq_codel_len, softmq_codel_time,
+					 softmq_codel_drop, softmq_codel_pop);
+	/* codel_dequeue() pops first, always: nothing is left for a next call. */
+	DEBUG_NET_WARN_ON_ONCE(q->codel_first);
+	return skb;
 }
 
 /*

@@ -2,12 +2,13 @@
 /*
  * codel.c - softmq's CoDel pass (include/softmq_codel.h) against the
  * kernel's own codel_dequeue() (include/net/codel_impl.h of a Debian line,
- * copied beside the build by tests/ring/codel-check.sh).
+ * copied beside the build by tests/lint/check.sh, "codel").
  *
  * Two copies of one queue take the same random trace (bursts of packets,
- * some ECN-capable, some unstamped or stamped ahead of the clock; the
- * clock moving by nanoseconds to seconds; random target, interval, MTU,
- * ECN and ce_threshold): copy A dequeues through codel_dequeue() alone,
+ * some ECN-capable, some unstamped or stamped ahead of the clock, DSCPs;
+ * the clock moving by nanoseconds to seconds; random target, interval,
+ * MTU, ECN, ce_threshold and its DSCP selector): copy A dequeues through
+ * codel_dequeue() alone,
  * copy B as the module does (softmq_codel_dequeue()): the packet taken
  * first, softmq_codel_pass() asked, and codel_dequeue() called with that
  * packet as its first pop only when the answer is no.  After every
@@ -15,6 +16,10 @@
  * dropped the same packets, and hold the same CoDel state, statistics and
  * backlog.  Both paths must have been taken often, and so must CoDel's
  * drops, ECN marks and ce_threshold marks, or the run proves nothing.
+ * Not covered: the clock stands still within a step, so the order of the
+ * clock read and an unstamped packet's time is checked by reading the
+ * code; and dequeue_b() and cb_pop() restate the module's
+ * softmq_codel_dequeue() and softmq_codel_pop() rather than compile them.
  *
  *   codel [SEEDS [STEPS]]     prints one PASS or FAIL line; exit 1 on FAIL
  */
@@ -23,6 +28,8 @@
 #include <string.h>
 
 #include <linux/compiler.h>
+#include <net/codel.h>
+#include <net/codel_impl.h>
 #include "softmq_codel.h"
 
 u64 codel_test_ns;
@@ -195,6 +202,11 @@ int main(int argc, char **argv)
 		if (rnd() % 3)
 			params.ce_threshold = params.target / 2 +
 					      rnd() % (4 * params.target);
+		/* ce_threshold for one DSCP only, or for all */
+		if (rnd() % 2) {
+			params.ce_threshold_mask = 0xfc;
+			params.ce_threshold_selector = (rnd() % 4) << 2;
+		}
 		/* near the 32-bit tick wrap (a tick is 1024 ns) */
 		codel_test_ns = ((u64)1 << 42) - (u64)(rnd() % 4096) * 1000000;
 		for (i = 0; i < steps; i++) {
@@ -213,6 +225,8 @@ int main(int argc, char **argv)
 						.len = 64 + rnd() % 1451,
 						.tstamp = codel_get_time(),
 						.ect = rnd() % 2,
+						/* -1: not IP */
+						.dsfield = rnd() % 8 ? (int)(rnd() % 4) << 2 : -1,
 					};
 					u32 odd = rnd() % 200;
 
