@@ -772,13 +772,15 @@ static void softmq_codel_set_backlog(struct Qdisc *sch,
 				 U32_MAX);
 }
 
-/* softmq_codel_pop() of a ring that has spilled; as for the take. */
-static noinline struct sk_buff *
-softmq_codel_pop_spilled(struct softmq_ring *ring, struct Qdisc *sch)
+/*
+ * Consumer: the next packet of @ring for CoDel, its backlog set after it
+ * (a NULL ends CoDel's state without a look at the backlog).
+ */
+static __always_inline struct sk_buff *
+softmq_codel_take(struct Qdisc *sch, struct softmq_ring *ring)
 {
-	struct sk_buff *skb = softmq_ring_take_spilled(ring);
+	struct sk_buff *skb = softmq_ring_take(ring);
 
-	/* A NULL ends CoDel's state without a look at the backlog. */
 	if (skb)
 		softmq_codel_set_backlog(sch, ring);
 	return skb;
@@ -788,7 +790,8 @@ softmq_codel_pop_spilled(struct softmq_ring *ring, struct Qdisc *sch)
  * CoDel callbacks (include/net/codel_impl.h), consumer only; @ctx is the
  * qdisc.  A NULL from the ring (empty, or its head claimed by a producer
  * that has not published yet) ends CoDel's dropping state for the ring, as
- * an empty fq_codel flow does.
+ * an empty fq_codel flow does.  The first pop of a codel_dequeue() call
+ * returns the packet softmq_codel_dequeue() took already.
  */
 static struct sk_buff *softmq_codel_pop(struct codel_vars *vars, void *ctx)
 {
@@ -797,18 +800,11 @@ static struct sk_buff *softmq_codel_pop(struct codel_vars *vars, void *ctx)
 	struct softmq_sched_data *q = qdisc_priv(sch);
 	struct sk_buff *skb = q->codel_first;
 
-	/* softmq_codel_dequeue() took it, and set the backlog after it. */
 	if (skb) {
 		q->codel_first = NULL;
 		return skb;
 	}
-	skb = softmq_ring_pop_slot(&flow->ring);
-	if (!skb)
-		return softmq_ring_unspilled(&flow->ring) ? NULL :
-		       softmq_codel_pop_spilled(&flow->ring, ctx);
-	softmq_ring_taken(&flow->ring, qdisc_pkt_len(skb));
-	softmq_codel_set_backlog(ctx, &flow->ring);
-	return skb;
+	return softmq_codel_take(sch, &flow->ring);
 }
 
 static void softmq_codel_drop(struct sk_buff *skb, void *ctx)
@@ -847,11 +843,10 @@ static noinline struct sk_buff *softmq_codel_dequeue(struct Qdisc *sch,
 						     struct softmq_ring *ring)
 {
 	struct softmq_sched_data *q = qdisc_priv(sch);
-	struct sk_buff *skb = softmq_ring_take(ring);
+	struct sk_buff *skb;
 
-	if (skb)
-		softmq_codel_set_backlog(sch, ring);
-	skb = softmq_codel_dequeue_first(sch, skb, &q->codel_backlog,
+	skb = softmq_codel_dequeue_first(sch, softmq_codel_take(sch, ring),
+					 &q->codel_backlog,
 					 &q->cparams, &softmq_flow(ring)->cvars,
 					 &q->cstats, &q->codel_first,
 					 softmq_codel_len, softmq_codel_time,
