@@ -247,44 +247,44 @@ extra_suite() {   # extra_suite NAME CMD...: run it, or SKIP it with $EXTRAS_WHY
 	fi
 }
 line_extras() {
-local line=$1 line_f=$F
-EXTRAS_WHY=$2
-# make demo, on the line it runs on (once that line has built and
-# passed its build): the README's first command, end to end.
-if [ "$line" = "$DEMO_LINE" ] && touched '^(tests/demo\.sh|tests/testbed/|tests/vm/lib\.sh|src/|include/)'; then
-	extra_suite demo "$REPO/tests/demo.sh" --no-prepare "$line"
-fi
-# the test bed's own guards (a run that did not run must fail):
-# they test the harness, not the qdisc, so make check leaves their
-# 70-odd seconds to check-full, and check-quick runs them when the
-# harness changes
-if [ "$line" = "$DEMO_LINE" ] && touched '^(tests/check\.sh|tests/testbed/|tests/vm/(plan\.sh|skips|quick-plan))'; then
-	if [ $QUICK = 1 ] || [ "${SOFTMQ_FULL:-0}" = 1 ]; then
-		extra_suite testbed-selftest "$TB_DIR/selftest.sh" "$line"
-	else
-		P=0 F=0 S=1
-		echo "SKIP testbed-selftest: make check-full runs the test bed's own guards (make check-quick when tests/testbed changes)"
-		finish_group testbed-selftest 0
+	local line=$1 line_f=$F
+	EXTRAS_WHY=$2
+	# make demo, on the line it runs on (once that line has built and
+	# passed its build): the README's first command, end to end.
+	if [ "$line" = "$DEMO_LINE" ] && touched '^(tests/demo\.sh|tests/testbed/|tests/vm/lib\.sh|src/|include/)'; then
+		extra_suite demo "$REPO/tests/demo.sh" --no-prepare "$line"
 	fi
-fi
-# make check-full: the 32-bit line must fail with the 32-bit sign bug
-# of the admission bound put back (a copy of the tree, one boot)
-if [ "$line" = 6.1-686-pae ] && [ "${SOFTMQ_FULL:-0}" = 1 ]; then
-	if [ "$line_f" = 0 ]; then
-		extra_suite bound32-mutant "$TB_DIR/bound32-mutant.sh" "$line"
-	else
-		P=0 F=0 S=1
-		echo "SKIP bound32-mutant: the line failed without the mutant, so its failing with it would prove nothing"
-		finish_group bound32-mutant 0
+	# the test bed's own guards (a run that did not run must fail):
+	# they test the harness, not the qdisc, so make check leaves their
+	# 70-odd seconds to check-full, and check-quick runs them when the
+	# harness changes
+	if [ "$line" = "$DEMO_LINE" ] && touched '^(tests/check\.sh|tests/testbed/|tests/vm/(plan\.sh|skips|quick-plan))'; then
+		if [ $QUICK = 1 ] || [ "${SOFTMQ_FULL:-0}" = 1 ]; then
+			extra_suite testbed-selftest "$TB_DIR/selftest.sh" "$line"
+		else
+			P=0 F=0 S=1
+			echo "SKIP testbed-selftest: make check-full runs the test bed's own guards (make check-quick when tests/testbed changes)"
+			finish_group testbed-selftest 0
+		fi
 	fi
-fi
-# make check-full: the sharing instrument's planted-counter self-test
-# (bench/README.md; 4 vCPUs under its QEMU plugin, minutes: not in
-# make check's 45)
-if [ "$line" = "$DEMO_LINE" ] && [ "${SOFTMQ_FULL:-0}" = 1 ]; then
-	extra_suite sharing-selftest env MODE=sharing SELFTEST=1 KERNELS="$line" \
-		BENCH_OUT="$LOGDIR/sharing-selftest" "$REPO/bench/bench.sh"
-fi
+	# make check-full: the 32-bit line must fail with the 32-bit sign bug
+	# of the admission bound put back (a copy of the tree, one boot)
+	if [ "$line" = 6.1-686-pae ] && [ "${SOFTMQ_FULL:-0}" = 1 ]; then
+		if [ "$line_f" = 0 ]; then
+			extra_suite bound32-mutant "$TB_DIR/bound32-mutant.sh" "$line"
+		else
+			P=0 F=0 S=1
+			echo "SKIP bound32-mutant: the line failed without the mutant, so its failing with it would prove nothing"
+			finish_group bound32-mutant 0
+		fi
+	fi
+	# make check-full: the sharing instrument's planted-counter self-test
+	# (bench/README.md; 4 vCPUs under its QEMU plugin, minutes: not in
+	# make check's 45)
+	if [ "$line" = "$DEMO_LINE" ] && [ "${SOFTMQ_FULL:-0}" = 1 ]; then
+		extra_suite sharing-selftest env MODE=sharing SELFTEST=1 KERNELS="$line" \
+			BENCH_OUT="$LOGDIR/sharing-selftest" "$REPO/bench/bench.sh"
+	fi
 }
 
 # ------------------------------------------------------------ kernel lines

@@ -207,10 +207,11 @@ papt_update() {
 		until papt_update_ok; do
 			[ $try -lt 3 ] || break
 			try=$((try + 1))
+			# new foreign ones only: an index already left out that
+			# fails again ends the retries
 			failed=$(papt_failed_indexes "$PAPT/update.log" |
 				grep -v " $(dpkg --print-architecture)\$" |
-				if [ -s "$PAPT_LEFT_OUT" ]; then grep -vxF -f "$PAPT_LEFT_OUT"
-				else cat; fi || true)
+				grep -vxF -f <(cat "$PAPT_LEFT_OUT" 2>/dev/null) || true)
 			[ -n "$failed" ] || break
 			grep -E '^[WE]: Failed to fetch' "$PAPT/update.log" | sed 's/^/    /' >&2
 			{ cat "$PAPT_LEFT_OUT" 2>/dev/null || true; echo "$failed"; } |
