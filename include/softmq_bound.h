@@ -30,6 +30,7 @@
 #include <linux/bits.h>
 #include <linux/compiler.h>
 #include <linux/limits.h>
+#include <linux/minmax.h>
 #include <linux/percpu.h>
 #include <linux/types.h>
 
@@ -86,6 +87,21 @@ static inline u32 softmq_bound_room(const struct softmq_bound *b)
 	if ((unsigned long)n >= end)
 		return 0;
 	return (end - (u32)n) << SOFTMQ_BOUND_ROOM_SHIFT;
+}
+
+/*
+ * Between @max and @hard: may a ring that holds @len packets take one more
+ * of @size units (1 for a packet count, the skb's truesize for memory),
+ * with @rings in use?  Only below its share of the room, or when empty.
+ * softmq_admit() asks it of both bounds, and the unit test of the refills
+ * the same question.
+ */
+static inline bool softmq_bound_share_allows(const struct softmq_bound *b,
+					     u32 rings, u32 size, u32 len)
+{
+	u32 share = softmq_bound_room(b) / max(rings, 1U) / max(size, 1U);
+
+	return len < max(share, 1U);
 }
 
 /* Producer: @n more (or, undoing a charge, fewer) on this CPU. */

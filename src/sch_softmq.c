@@ -587,18 +587,17 @@ static enum softmq_verdict softmq_admit(struct softmq_sched_data *q,
 {
 	enum softmq_bound_level over_pkts = softmq_bound_level(&q->pkts);
 	enum softmq_bound_level over_mem = softmq_bound_level(&q->memory);
-	u32 rings, share;
+	u32 rings, len;
 
 	if (likely(over_pkts == SOFTMQ_BOUND_UNDER &&
 		   over_mem == SOFTMQ_BOUND_UNDER))
 		return SOFTMQ_ADMIT;
 	if (over_pkts != SOFTMQ_BOUND_CEILING &&
 	    over_mem != SOFTMQ_BOUND_CEILING) {
-		rings = max(atomic_read(&t->allocated), 1);
-		share = min(softmq_bound_room(&q->pkts) / rings,
-			    softmq_bound_room(&q->memory) / rings /
-			    max(truesize, 1U));
-		if (softmq_ring_len(ring) < max(share, 1U))
+		rings = atomic_read(&t->allocated);
+		len = softmq_ring_len(ring);
+		if (softmq_bound_share_allows(&q->pkts, rings, 1, len) &&
+		    softmq_bound_share_allows(&q->memory, rings, truesize, len))
 			return SOFTMQ_ADMIT;
 	}
 	return over_pkts != SOFTMQ_BOUND_UNDER ? SOFTMQ_OVERLIMIT :

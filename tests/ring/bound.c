@@ -271,8 +271,9 @@ static void test_lower_limit(void)
 
 /*
  * Refill @rings rings, all empty, from a count at the limit 4000 by
- * softmq_admit()'s rule over the limit (fewer than room / rings, at least
- * one) until nothing more is admitted: round robin, one packet a ring in
+ * softmq_admit()'s rule over the limit (softmq_bound_share_allows(), the
+ * module's own: fewer than room / rings, at least one) until nothing more
+ * is admitted: round robin, one packet a ring in
  * turn, or in bursts, each ring filled as far as it may go before the
  * next.  Returns the count where the refills stopped; *@late counts the
  * packets admitted from 9/8 of the limit on into a ring that already held
@@ -293,10 +294,8 @@ static long refill_stop(struct softmq_bound *b, unsigned int rings, bool burst,
 		admitted = false;
 		for (r = 0; r < rings; r++) {
 			do {
-				u32 share = softmq_bound_room(b) / rings;
-
 				if (softmq_bound_level(b) == SOFTMQ_BOUND_CEILING ||
-				    len[r] >= (share ? share : 1U))
+				    !softmq_bound_share_allows(b, rings, 1, len[r]))
 					break;
 				if (len[r] && atomic_long_read(&b->count) >= 4500)
 					(*late)++;
