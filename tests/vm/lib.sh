@@ -457,11 +457,18 @@ pg_stats() {
 # parent (offsets from the kernel's BTF via pahole, else the layout every
 # line from 6.1 to 7.2 has: flags +16, handle +56, parent +60).
 TRACEFS=/sys/kernel/tracing
-# tracefs_mount: tracefs at $TRACEFS, where the guest booted without it
+# tracefs_mount: tracefs at $TRACEFS, where the guest booted without it,
+# and record-cmd off.  An event enabled with it on (the default) hooks
+# sched_switch and sched_wakeup to record command names, and its enable
+# and disable patch __schedule() and try_to_wake_up() on every CPU while
+# they run; under TCG a vCPU can loop for ever on the int3 of such a patch
+# (the 6.1 hangs of 40-default-qdisc, tests/README.md).  No test reads
+# the names.
 tracefs_mount() {
 	[ -d $TRACEFS/events ] || mount -t tracefs nodev $TRACEFS 2>/dev/null
+	[ ! -w $TRACEFS/options/record-cmd ] || echo 0 > $TRACEFS/options/record-cmd
 }
-KP_OK=0 KP_RECORD_CMD=""
+KP_OK=0
 kp_on() {
 	tracefs_mount
 	[ -w $TRACEFS/kprobe_events ] || return 1
@@ -481,14 +488,6 @@ kp_on() {
 	[[ $ha =~ ^[0-9]+$ ]] || ha=$((6 * p + 8))
 	[[ $pa =~ ^[0-9]+$ ]] || pa=$((6 * p + 12))
 	kp_off
-	# An enabled event records command names by default: that hooks
-	# sched_switch and sched_wakeup, and enabling or disabling patches
-	# __schedule() and try_to_wake_up() on every CPU while they run.
-	# Under TCG a vCPU can then loop on the int3 of such a patch (twice a
-	# hang on 6.1, tests/README.md).  The kprobe needs no names: off
-	# while it is on, as it was, after.
-	KP_RECORD_CMD=$(cat $TRACEFS/options/record-cmd 2>/dev/null)
-	[ -z "$KP_RECORD_CMD" ] || echo 0 > $TRACEFS/options/record-cmd
 	echo "p:smqtest/deq sch_softmq:softmq_dequeue flags=+$fl(\$arg1):x32 handle=+$ha(\$arg1):x32 parent=+$pa(\$arg1):x32" \
 		>> $TRACEFS/kprobe_events || return 1
 	echo > $TRACEFS/trace
@@ -499,9 +498,6 @@ kp_off() {
 	[ -e $TRACEFS/events/smqtest/deq/enable ] &&
 		echo 0 > $TRACEFS/events/smqtest/deq/enable
 	echo '-:smqtest/deq' >> $TRACEFS/kprobe_events 2>/dev/null
-	# no event of ours is enabled now: restoring the option patches nothing
-	[ -z "${KP_RECORD_CMD:-}" ] || echo "$KP_RECORD_CMD" > $TRACEFS/options/record-cmd
-	KP_RECORD_CMD=""
 	KP_OK=0
 	return 0
 }
