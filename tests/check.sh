@@ -158,6 +158,24 @@ tools_done() {
 		say_fail "FAIL testbed-apt-failed-indexes: got '$(echo $got)', want '$(echo $want)' (${fx#"$REPO"/})"
 		F=$((F + 1))
 	fi
+	# vm.sh's rule for a guest stuck on an int3, on the places of both
+	# 6.1 hangs and of guests that were not stuck
+	local k blocks bad=""
+	fx=$TB_DIR/vcpu-places.txt
+	blocks=$(grep -c '^# expect: ' "$fx")
+	for k in $(seq "$blocks"); do
+		want=$(grep '^# expect: ' "$fx" | sed -n "${k}p" | sed 's/^# expect: //')
+		got=running
+		awk -v k="$k" '/^# expect: / { b++ } b == k && !/^#/' "$fx" |
+			vcpus_int3_loop && got=hung
+		[ "$got" = "$want" ] || bad="$bad; case $k: $got, want $want"
+	done
+	if [ "$blocks" -ge 4 ] && [ -z "$bad" ]; then
+		echo "PASS testbed-int3-loop: $blocks sets of vCPU places, the 2 hangs found"; P=$((P + 1))
+	else
+		say_fail "FAIL testbed-int3-loop: ${bad#; } (${fx#"$REPO"/}, $blocks cases)"
+		F=$((F + 1))
+	fi
 	finish_group setup $(( $(now) - t0 ))
 }
 

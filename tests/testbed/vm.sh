@@ -295,25 +295,16 @@ hang_check() {
 	return 0
 }
 
-# int3_loop_check CONSOLE: true (and $RESULTS/hang.txt written) when every
-# vCPU sits in the int3 trap path in most of 5 samples: a vCPU of
-# multi-threaded TCG that runs a stale translation of code the kernel
-# patched takes the patch's int3 for ever, and the kernel may print
-# nothing (twice on 6.1, tests/README.md, "A hang in 40-default-qdisc").
-# Asked only once the console has been silent for a while.
+# int3_loop_check: true (and $RESULTS/hang.txt written) when the vCPUs
+# loop on an int3 (vcpus_int3_loop, lib.sh; 5 samples).  Asked once the
+# console has been silent for SILENT_S seconds: the kernel may print
+# nothing about it (the third 6.1 hang, tests/README.md).
 int3_loop_check() {
 	local pcs
 	pcs=$(python3 "$TB_DIR/vcpu-pcs.py" "$MONITOR" "$RESULTS/kallsyms" "" 5 2>&1) || return 1
-	echo "$pcs" | awk '
-		/^CPU#/ { cpus++; k = 0
-			for (i = 2; i < NF; i++)
-				if ($i ~ /^(asm_exc_int3|exc_int3|do_int3|poke_int3_handler|kprobe_int3_handler|error_entry|error_return)\+/) {
-					c = $(i + 1); gsub(/[(),]/, "", c); split(c, f, "/"); k += f[1]
-				}
-			if (k >= 3) looping++ }
-		END { exit !(cpus > 0 && looping == cpus) }' || return 1
+	echo "$pcs" | vcpus_int3_loop || return 1
 	{
-		echo "guest hung: every vCPU loops on an int3, the console silent for ${SILENT_S}s or more"
+		echo "guest hung: its vCPUs loop on an int3, the console silent for ${SILENT_S}s or more"
 		echo "where the vCPUs are (QEMU monitor, 5 samples; this boot's kallsyms):"
 		echo "$pcs" | sed 's/^/  /'
 	} > "$RESULTS/hang.txt"
