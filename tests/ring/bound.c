@@ -308,6 +308,47 @@ static long refill_stop(struct softmq_bound *b, unsigned int rings, bool burst,
 	return atomic_long_read(&b->count);
 }
 
+/*
+ * softmq_bound_share_allows(): a ring's share of the room over the rings
+ * in use, in units of @size (memory_limit: the skb's truesize), at least
+ * one packet; no rings and a size of 0 count as 1.
+ */
+static void test_share(void)
+{
+	static const struct {
+		long n;
+		u32 rings, size, len;
+		bool allows;
+	} cases[] = {
+		/* at the limit the room is the limit: 1000 / 4 / 100 = 2 */
+		{ 1000, 4, 100, 1, true }, { 1000, 4, 100, 2, false },
+		/* truesize 0, no rings: 1000 / 1 / 1 */
+		{ 1000, 0, 0, 999, true }, { 1000, 0, 0, 1000, false },
+		/* a share below one packet: an empty ring only */
+		{ 1000, 4, 400, 0, true }, { 1000, 4, 400, 1, false },
+		/* at 9/8 the room is gone: an empty ring only */
+		{ 1125, 1, 1, 0, true }, { 1125, 1, 1, 1, false },
+		/* halfway to 9/8: (1125 - 1062) * 8 = 504 */
+		{ 1062, 2, 2, 125, true }, { 1062, 2, 2, 126, false },
+	};
+	struct softmq_bound b;
+	unsigned int i;
+
+	reset(&b, 1000, 64);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char what[120];
+
+		atomic_long_set(&b.count, cases[i].n);
+		snprintf(what, sizeof(what),
+			 "limit 1000 at %ld: %u rings, size %u, a ring of %u %s",
+			 cases[i].n, cases[i].rings, cases[i].size, cases[i].len,
+			 cases[i].allows ? "takes one more" : "is full");
+		check(softmq_bound_share_allows(&b, cases[i].rings,
+						cases[i].size, cases[i].len) ==
+		      cases[i].allows, what);
+	}
+}
+
 /* softmq_bound_room(): the share's room, and where refills stop. */
 static void test_room(void)
 {
@@ -394,6 +435,7 @@ int main(void)
 	test_negative_count();
 	test_levels();
 	test_room();
+	test_share();
 	test_exact();
 	test_fold_between_steps();
 	test_lower_limit();
