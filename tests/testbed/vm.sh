@@ -317,6 +317,7 @@ run_vm() {
 	local con=$CONSOLE.$1 pid tailpid t0 ready=0 st n=0 size=0 quiet_since
 	: > "$con"
 	t0=$(now)
+	quiet_since=$t0
 	rm -f "$MONITOR"
 	"${QEMU[@]}" -monitor "unix:$MONITOR,server=on,wait=off" -serial "file:$con" < /dev/null > "$con.qemu" 2>&1 &
 	pid=$!

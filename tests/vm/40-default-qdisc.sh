@@ -159,9 +159,9 @@ if [ $have_kp = 1 ]; then
 	if ina $SMQ replace sd0 parent 1:1 handle 11:; then
 		$INA $FLOWS send --dst $SD_DST --flows 32 --procs 2 --cpus "$CPUS" --count 50 --size 64 \
 			> /dev/null
-		# sd0 sends what is queued for a while yet: disarm the kprobe
-		# only once no dequeue can hit it (a 6.1 soft lockup twice,
-		# tests/README.md), and read it after the last one
+		# sd0 sends what is queued for a while yet: read the flags
+		# once it has sent it all, and disarm the probe with sd0 idle
+		# (the 6.1 hangs, tests/README.md)
 		wait_backlog_zero ina sd0 root 10 ||
 			note "sd0 still held packets after 10 s: the kprobe is removed under traffic"
 		kp_flags > "$SMQ_OUT/control.flags"
