@@ -26,7 +26,12 @@ send
   --size S|S1,S2..   UDP payload bytes (>= 24), per flow round robin
   --prio P|P1,P2..   SO_PRIORITY, per flow round robin
   --sndbuf BYTES     SO_SNDBUF(FORCE): bounds the packets in flight per flow
-  --pps R            pace each process to R packets/s (default: flat out)
+  --pps R            pace each process to R packets/s (default: flat out);
+                     a sender that falls behind catches up in a burst
+  --no-catch-up      with --pps: one that falls behind starts its schedule
+                     again instead, each packet 1/R after the one before
+                     (a sparse flow stays sparse when the guest stalls);
+                     "late" counts the times
   --gso SEG          UDP_SEGMENT: each sendto is one GSO skb of --size bytes
                      cut into SEG-byte datagrams (only the first carries the
                      header above)
@@ -162,7 +167,7 @@ def sender(p, flows, a, cpus, wfd):
         while not os.path.exists(a.start_file) and not STOP:
             time.sleep(0.005)
     deadline = time.monotonic() + a.duration if a.duration else None
-    sent = 0
+    sent = late = 0
     t0 = time.monotonic()
     done = 0
     while not STOP and done < len(socks):
@@ -193,11 +198,15 @@ def sender(p, flows, a, cpus, wfd):
                 os.sched_setaffinity(0, {cpus[ci]})
             if a.pps:
                 ahead = sent / a.pps - (time.monotonic() - t0)
+                if ahead <= 0 and a.no_catch_up:
+                    t0 -= ahead - 1 / a.pps     # the next one 1/R from now
+                    ahead = 1 / a.pps
+                    late += 1
                 if ahead > 0:
                     time.sleep(ahead)
         if deadline and time.monotonic() >= deadline:
             break
-    os.write(wfd, (json.dumps({"p": p, "flows": rep, "errors": errs,
+    os.write(wfd, (json.dumps({"p": p, "flows": rep, "errors": errs, "late": late,
                                "secs": time.monotonic() - t0}) + "\n").encode())
     os._exit(0)
 
@@ -240,8 +249,12 @@ def cmd_send(a):
     for pid in pids:
         os.waitpid(pid, 0)
     out = {"ok": 0, "enobufs": 0, "errors": {}, "flows": {}, "procs": len(pids)}
+    if a.no_catch_up:
+        out["late"] = 0
     for line in data.decode().splitlines():
         rep = json.loads(line)
+        if a.no_catch_up:
+            out["late"] += rep["late"]
         for f, c in rep["flows"].items():
             out["flows"][f] = c
             out["ok"] += c["ok"]
@@ -603,6 +616,7 @@ def main():
     s.add_argument("--prio", default="0")
     s.add_argument("--sndbuf", type=int, default=0)
     s.add_argument("--pps", type=float, default=0)
+    s.add_argument("--no-catch-up", action="store_true")
     s.add_argument("--gso", type=int, default=0)
     s.add_argument("--ip-options", action="store_true")
     s.add_argument("--sport", type=int, default=20000)
