@@ -5,6 +5,5 @@
 #define _KSHIM_LINUX_MINMAX_H
 
 #define max(x, y)	((x) > (y) ? (x) : (y))
-#define min(x, y)	((x) < (y) ? (x) : (y))
 
 #endif
