@@ -25,7 +25,9 @@
 #   BENCH_QUICK=1        a quick pass for iteration: fewer packets, 2 rounds,
 #                        flows 1 and 1024 (not for publishing)
 #   BENCH_VCPUS="1 2 4"  vCPU counts (HOST=1: sender threads, default
-#                        "1 2 <all CPUs>")
+#                        "1 2 <all CPUs>"); MODE=profile takes one: 1 runs
+#                        under -icount, more multi-threaded (all vCPUs'
+#                        instructions per packet sent, refused attempts in)
 #   BENCH_COUNTS="D V U" packets per sender thread per run for the pktgen
 #                        dummy loads, the pktgen veth loads and UDP
 #                        (default "50000 20000 10000": each run lasts about
@@ -141,6 +143,7 @@ OUTDIR=${BENCH_OUT:-$REPO/bench/results}
 # packets per run) and drains after it, deeper than a ring's slots where
 # one ring takes them all (key cpu: the report gives the share spilled).
 if [ "$MODE" = profile ]; then
+	[ "$(echo "$VCPUS" | wc -w)" = 1 ] || die "MODE=profile takes one vCPU count (BENCH_VCPUS='$VCPUS')"
 	SLOW_PPS=${BENCH_SLOW_PPS:-100000}
 else
 	SLOW_PPS=${BENCH_SLOW_PPS:-5000}
@@ -376,7 +379,7 @@ estimate_s() {   # VCPUS
 }
 
 vm_mode() {
-	local line v abi est script res ok accel icount_arg=() runs prefix rc
+	local line v abi est script res ok accel icount_arg=() vm_args=() runs prefix rc
 	for line in $KERNELS; do
 		"$TB_DIR/kernels.sh" fetch "$line" || { rc=$?; [ $rc = 2 ] && { blog "SKIP $line: cannot fetch here"; continue; }; die "fetch $line failed"; }
 		"$TB_DIR/build.sh" "$line" > "$WORK/build-$line.log" 2>&1 || true
@@ -403,7 +406,7 @@ vm_mode() {
 	LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 
 	accel="multi-threaded"
-	if [ "$MODE" = icount ] || [ "$MODE" = profile ]; then
+	if [ "$MODE" = icount ] || { [ "$MODE" = profile ] && [ "$VCPUS" = 1 ]; }; then
 		# 16 possible CPUs (one present): nr_cpu_ids is 16, so key cpu
 		# has its rings and the limit counters their many-CPU batch, as
 		# on a real host; and the tsc clocksource throughout: the one
@@ -413,7 +416,7 @@ vm_mode() {
 		accel="single-threaded, -icount shift=0,sleep=off, -smp 1,maxcpus=16, $ICOUNT_BOOT_ARGS"
 	fi
 	if [ "$MODE" = profile ]; then
-		gcc -O2 -Wall -shared -fPIC -o "$WORK/insn-profile.so" "$BENCH_DIR/insn-profile.c" ||
+		gcc -O2 -Wall -shared -fPIC -o "$WORK/insn-profile.so" "$BENCH_DIR/insn-profile.c" -lpthread ||
 			die "bench/insn-profile.c did not build"
 		accel="$accel, QEMU plugin bench/insn-profile.c, nokaslr"
 	fi
@@ -455,6 +458,11 @@ EOF
 			[ "$MODE" = sharing ] && icount_arg=(--append nokaslr)
 		fi
 		for v in $VCPUS; do
+			# MODE=profile with more than one vCPU: what a packet costs
+			# when many vCPUs send (the refused attempts, the consumer's
+			# calls), multi-threaded as the throughput bench runs.
+			vm_args=("${icount_arg[@]}")
+			[ "$MODE" = profile ] && [ "$v" -gt 1 ] && vm_args=(--append nokaslr)
 			est=$(estimate_s "$v")
 			script=$WORK/$line-${v}v/bench-$line-${v}v.sh
 			res=$WORK/$line-${v}v/vm
@@ -494,7 +502,7 @@ EOF
 				rm -rf "$WORK/$line-${v}v/profile"; mkdir -p "$WORK/$line-${v}v/profile"
 				plugin=(--plugin "$WORK/line-share.so,out=$WORK/$line-${v}v/profile,mark=$mark")
 			fi
-			"$TB_DIR/vm.sh" --kernel "$line" --smp "$v" --no-prepare "${icount_arg[@]}" ${plugin[@]+"${plugin[@]}"} \
+			"$TB_DIR/vm.sh" --kernel "$line" --smp "$v" --no-prepare "${vm_args[@]}" ${plugin[@]+"${plugin[@]}"} \
 				--results "$res" --script-timeout $((est * 3)) \
 				--timeout $((est * 3 + 600)) "$script" > "$WORK/$line-${v}v/vm.log" 2>&1 || true
 			grep -E '^(PASS|FAIL|SKIP) |^vm ' "$WORK/$line-${v}v/vm.log" | sed 's/^/    /' >&2 || true

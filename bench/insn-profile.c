@@ -10,16 +10,21 @@
  * TB at MARK (the entry of a kernel function the guest calls on purpose:
  * bench/guest.sh writes 4 to /proc/sys/vm/drop_caches, which does nothing
  * but run its handler), the counts since the previous mark are written to
- * DIR/phase-NNNN.txt as "vaddr instructions" lines and zeroed.  The guest
- * logs what each phase was; bench/report_profile.py maps vaddrs to
- * functions (System.map with nokaslr, /proc/kallsyms for modules).
+ * DIR/phase-NNNN.txt as "vaddr instructions executions" lines and zeroed.
+ * The guest logs what each phase was; bench/report_profile.py maps vaddrs
+ * to functions (System.map with nokaslr, /proc/kallsyms for modules).
  *
  * The plugin ABI is declared here (QEMU's qemu-plugin.h is not packaged by
  * Debian): the calls used exist unchanged from QEMU 4.2 on; version 1 is
  * the API of Debian 12's QEMU 7.2 (later QEMUs refuse it and say so).
- * One vCPU (-icount runs single-threaded), so the counters need no atomics.
+ * Under -icount one vCPU runs at a time; with several multi-threaded vCPUs
+ * (BENCH_VCPUS > 1) each counts in its own slot, so the counters still
+ * need no atomics, and a mutex orders the translations (which run on any
+ * vCPU thread) and the dumps.  A dump zeroes the other vCPUs' slots while
+ * they may run: a phase boundary is exact to a block or two per vCPU.
  */
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -45,11 +50,12 @@ uint64_t qemu_plugin_tb_vaddr(const struct qemu_plugin_tb *tb);
 
 #define KERNEL_BASE	0xffff800000000000ULL
 #define NBUCKETS	(1u << 18)
+#define MAX_VCPUS	16	/* bench.sh boots at most -smp 16 */
 
 /* One per distinct (vaddr, size): a TB retranslated alike reuses it. */
 struct block {
 	uint64_t vaddr;
-	uint64_t insns;		/* executed since the last mark */
+	uint64_t insns[MAX_VCPUS];	/* executed since the last mark, per vCPU */
 	uint32_t n_insns;
 	struct block *next;	/* hash chain */
 	struct block *all;	/* every block, for the dump */
@@ -60,6 +66,7 @@ static struct block *blocks;
 static uint64_t mark;
 static const char *outdir = ".";
 static unsigned int phase;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
 static struct block *block_get(uint64_t vaddr, uint32_t n_insns)
 {
@@ -87,6 +94,8 @@ static void dump(const char *name)
 {
 	char path[4096];
 	struct block *b;
+	uint64_t sum;
+	unsigned int i;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/%s", outdir, name);
@@ -95,11 +104,17 @@ static void dump(const char *name)
 		perror(path);
 		return;
 	}
+	pthread_mutex_lock(&lock);
 	for (b = blocks; b; b = b->all) {
-		if (b->insns)
-			fprintf(f, "%" PRIx64 " %" PRIu64 "\n", b->vaddr, b->insns);
-		b->insns = 0;
+		for (sum = 0, i = 0; i < MAX_VCPUS; i++) {
+			sum += b->insns[i];
+			b->insns[i] = 0;
+		}
+		if (sum)
+			fprintf(f, "%" PRIx64 " %" PRIu64 " %" PRIu64 "\n",
+				b->vaddr, sum, sum / b->n_insns);
 	}
+	pthread_mutex_unlock(&lock);
 	fclose(f);
 }
 
@@ -107,8 +122,7 @@ static void block_exec(unsigned int vcpu, void *udata)
 {
 	struct block *b = udata;
 
-	(void)vcpu;
-	b->insns += b->n_insns;
+	b->insns[vcpu % MAX_VCPUS] += b->n_insns;
 }
 
 static void mark_exec(unsigned int vcpu, void *udata)
@@ -124,6 +138,7 @@ static void mark_exec(unsigned int vcpu, void *udata)
 static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 {
 	uint64_t vaddr = qemu_plugin_tb_vaddr(tb);
+	struct block *b;
 
 	(void)id;
 	if (vaddr < KERNEL_BASE)
@@ -132,8 +147,10 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	if (vaddr == mark)
 		qemu_plugin_register_vcpu_tb_exec_cb(tb, mark_exec,
 						     QEMU_PLUGIN_CB_NO_REGS, NULL);
-	qemu_plugin_register_vcpu_tb_exec_cb(tb, block_exec, QEMU_PLUGIN_CB_NO_REGS,
-		block_get(vaddr, (uint32_t)qemu_plugin_tb_n_insns(tb)));
+	pthread_mutex_lock(&lock);
+	b = block_get(vaddr, (uint32_t)qemu_plugin_tb_n_insns(tb));
+	pthread_mutex_unlock(&lock);
+	qemu_plugin_register_vcpu_tb_exec_cb(tb, block_exec, QEMU_PLUGIN_CB_NO_REGS, b);
 }
 
 static void at_exit(qemu_plugin_id_t id, void *udata)

@@ -55,7 +55,7 @@ def main():
     blocks = collections.Counter()
     with open(os.path.join(d, "phase-%04d.txt" % run["profile_phase"])) as f:
         for line in f:
-            va, n = line.split()
+            va, n = line.split()[:2]
             va = int(va, 16)
             i = bisect.bisect_right(addrs, va) - 1
             if i >= 0 and addrs[i] == base:

@@ -8,8 +8,12 @@ per kernel function, from bench/insn-profile.c's dumps.
 Each DIR holds one boot's runs.jsonl (bench/guest.sh --profile: each run
 names the plugin dump of its measured pktgen run, profile_phase), that
 boot's /proc/kallsyms (kernel and module symbols, nokaslr) and the dumps
-phase-NNNN.txt ("vaddr instructions" per translation block).  A block is
-charged to the function whose symbol is at or below its start.  Writes
+phase-NNNN.txt ("vaddr instructions executions" per translation block;
+dumps before the executions column have two).  A block is charged to the
+function whose symbol is at or below its start.  With several vCPUs
+(BENCH_VCPUS > 1, multi-threaded, no -icount) the counts are every
+vCPU's per packet sent: the consumer's path, and the senders' attempts
+that the qdisc refused (pktgen builds a new skb for every attempt).  Writes
 PREFIX.json and PREFIX.md: per load and flow count, the functions where any
 qdisc spends at least 2 instructions per packet more than the load's floor
 (tbf's bfifo under tbf, a root bfifo on the slow device: what the qdisc
@@ -76,19 +80,22 @@ def load_symbols(path):
 
 
 def phase_functions(path, addrs, names):
-    out = {}
+    """{function: instructions}, and the blocks executed (None if not dumped)"""
+    out, blocks = {}, 0
     with open(path) as f:
         for line in f:
-            va, n = line.split()
-            i = bisect.bisect_right(addrs, int(va, 16)) - 1
+            p = line.split()
+            i = bisect.bisect_right(addrs, int(p[0], 16)) - 1
             fn = names[i] if i >= 0 else "?"
-            out[fn] = out.get(fn, 0) + int(n)
-    return out
+            out[fn] = out.get(fn, 0) + int(p[1])
+            blocks = blocks + int(p[2]) if len(p) > 2 and blocks is not None else None
+    return out, blocks
 
 
 def main():
     a, meta = report_args("dirs")
     cells, drops, paths, envs = {}, {}, {}, []   # (load, flows, qdisc) -> {function: instructions/packet}
+    blocks, attempts, vcpus = {}, {}, set()
     for d in a.dirs:
         addrs, names = load_symbols(os.path.join(d, "kallsyms"))
         for line in open(os.path.join(d, "runs.jsonl")):
@@ -99,9 +106,13 @@ def main():
             if r.get("type") != "run" or "profile_phase" not in r or not r["pkts"]:
                 continue
             ph = os.path.join(d, "phase-%04d.txt" % r["profile_phase"])
-            fns = phase_functions(ph, addrs, names)
-            cells[(r["load"], r["flows"], r["qdisc"])] = {
-                k: v / r["pkts"] for k, v in fns.items()}
+            fns, nb = phase_functions(ph, addrs, names)
+            key = (r["load"], r["flows"], r["qdisc"])
+            cells[key] = {k: v / r["pkts"] for k, v in fns.items()}
+            if nb is not None:
+                blocks[key] = nb / r["pkts"]
+            attempts[key] = (r["pkts"] + r.get("errors", 0)) / r["pkts"]
+            vcpus.add(r.get("vcpus", 1))
             drops[(r["load"], r["flows"], r["qdisc"])] = r.get("qdisc_drops", 0) / r["pkts"]
             qs = r.get("qstats") if isinstance(r.get("qstats"), dict) else {}
             if "bypassed" in qs and qs.get("sent"):
@@ -110,9 +121,11 @@ def main():
     if not cells:
         sys.exit("report_profile: no profiled runs")
     kernel = meta.get("kernel", "?")
-    md = md_header(meta, envs, kernel, [1],
+    nv = max(vcpus)
+    md = md_header(meta, envs, kernel, sorted(vcpus),
                    f"softmq bench, instructions per packet per function: {kernel}, "
-                   "TCG -icount shift=0, 1 vCPU")
+                   + ("TCG -icount shift=0, 1 vCPU" if nv == 1 else
+                      f"TCG multi-threaded, {nv} vCPUs"))
     md += ["Each measured pktgen run is counted by a QEMU TCG plugin "
            "(bench/insn-profile.c) per translation block, blocks charged to the "
            "function they start in (inlined helpers count in their caller). Loads: "
@@ -134,7 +147,12 @@ def main():
            "slow load the device's rate sets the window's length, and under "
            "-icount time is instructions, so the sender spends whatever the "
            "qdisc saves waiting (in pktgen): there, compare the qdiscs' own "
-           "functions, not the totals.", ""]
+           "functions, not the totals."
+           + ("" if nv == 1 else
+              f" With {nv} vCPUs (multi-threaded, no -icount) the counts are all "
+              "vCPUs' instructions per packet sent: the consumer's path once, "
+              "and each attempt the qdisc refused, which pktgen rebuilds from a "
+              "new skb (\"pktgen attempts per packet sent\")."), ""]
     out = {"meta": meta, "cells": []}
     for (load, flows) in sorted({(k[0], k[1]) for k in cells}):
         qds = [q for q in QDISC_ORDER if (load, flows, q) in cells]
@@ -155,17 +173,21 @@ def main():
             for q in qds:
                 v = cells[(load, flows, q)].get(f, 0)
                 d = v - base.get(f, 0)
-                vals.append(f"{v:.0f}" if q == bq or abs(d) < 0.5 else f"{v:.0f} ({d:+.0f})")
+                vals.append(f"{v:.0f}" if q == bq or not base or abs(d) < 0.5
+                            else f"{v:.0f} ({d:+.0f})")
             md.append(f"| `{f}` | " + " | ".join(vals) + " |")
         tot = [sum(cells[(load, flows, q)].values()) for q in qds]
         btot = sum(base.values())
         md.append("| **all kernel code** | " + " | ".join(
-            f"**{t:.0f}**" + ("" if q == bq else f" ({t - btot:+.0f})")
+            f"**{t:.0f}**" + ("" if q == bq or not base else f" ({t - btot:+.0f})")
             for q, t in zip(qds, tot)) + " |")
+        if all((load, flows, q) in blocks for q in qds):
+            md.append("| translation blocks executed | " + " | ".join(
+                f"{blocks[(load, flows, q)]:.0f}" for q in qds) + " |")
         nh = [sum(v for f, v in cells[(load, flows, q)].items() if not is_hash(f)) for q in qds]
         bnh = sum(v for f, v in base.items() if not is_hash(f))
         md.append("| without the flow hash | " + " | ".join(
-            f"{t:.0f}" + ("" if q == bq else f" ({t - bnh:+.0f})")
+            f"{t:.0f}" + ("" if q == bq or not base else f" ({t - bnh:+.0f})")
             for q, t in zip(qds, nh)) + " |")
         md.append("| the qdisc's own functions | " + " | ".join(
             f"{sum(v for f, v in cells[(load, flows, q)].items() if own_function(q, f)):.0f}"
@@ -174,6 +196,8 @@ def main():
             md.append("| softmq: bypassed / spilled, of sent | " + " | ".join(
                 "%.0f %% / %.0f %%" % tuple(100 * x for x in paths[(load, flows, q)])
                 if (load, flows, q) in paths else "" for q in qds) + " |")
+        md.append("| pktgen attempts per packet sent | " + " | ".join(
+            f"{attempts[(load, flows, q)]:.2f}" for q in qds) + " |")
         md.append("| qdisc drops (warm-up run included) | " + " | ".join(
             f"{100 * drops[(load, flows, q)]:.1f} %" for q in qds) + " |")
         md.append("")
@@ -183,6 +207,9 @@ def main():
                                  "total_no_hash": sum(v for f, v in cells[(load, flows, q)].items()
                                                       if not is_hash(f)),
                                  "drops_per_pkt": round(drops[(load, flows, q)], 4),
+                                 "attempts_per_pkt": round(attempts[(load, flows, q)], 3),
+                                 "blocks": round(blocks[(load, flows, q)], 1)
+                                 if (load, flows, q) in blocks else None,
                                  "own": round(sum(v for f, v in cells[(load, flows, q)].items()
                                                   if own_function(q, f)), 1),
                                  "functions": {f: round(v, 2) for f, v in
