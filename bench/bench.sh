@@ -38,6 +38,8 @@
 #                        udp tbf-dummy"; see bench/guest.sh)
 #   BENCH_SOFTMQ_OPTS="depth 256"  extra tc options for every softmq the
 #                        bench adds (not mq's children: default_qdisc)
+#   BENCH_TXQLEN=N       the devices' txqueuelen, pfifo_fast's limit
+#                        (default 1000; 10240 is fq_codel's and softmq's)
 #   BENCH_KO=PATH        load this sch_softmq.ko instead of the line's build
 #                        (to try a data-path change; one kernel line only)
 #   BENCH_OUT=DIR        where results go (default bench/results)
@@ -126,6 +128,7 @@ ROUNDS=${BENCH_ROUNDS:-$d_rounds}
 FLOWS=${BENCH_FLOWS:-$d_flows}
 LOADS=${BENCH_LOADS:-$d_loads}
 VCPUS=${BENCH_VCPUS:-$d_vcpus}
+case ${BENCH_TXQLEN:-1000} in ''|*[!0-9]*|0*) die "BENCH_TXQLEN must be a positive number (got '${BENCH_TXQLEN:-}')";; esac
 QDISCS=${BENCH_QDISCS:-$d_qdiscs}
 REV=${BENCH_REV:-}
 [ -n "$REV" ] && [ -n "${BENCH_KO:-}" ] && die "BENCH_REV and BENCH_KO exclude each other"
@@ -162,7 +165,7 @@ cmdline="make bench"
 [ "$HOST" = 1 ] && cmdline="$cmdline HOST=1"
 [ "$QUICK" = 1 ] && cmdline="$cmdline BENCH_QUICK=1"
 [ "$SELFTEST" = 1 ] && cmdline="$cmdline SELFTEST=1"
-for v in BENCH_QDISCS BENCH_REV BENCH_SLOW_PPS BENCH_SLOW_COUNT BENCH_VCPUS BENCH_COUNTS BENCH_ROUNDS BENCH_FLOWS BENCH_LOADS BENCH_SOFTMQ_OPTS BENCH_KO \
+for v in BENCH_QDISCS BENCH_REV BENCH_SLOW_PPS BENCH_SLOW_COUNT BENCH_VCPUS BENCH_COUNTS BENCH_ROUNDS BENCH_FLOWS BENCH_LOADS BENCH_SOFTMQ_OPTS BENCH_TXQLEN BENCH_KO \
 	BENCH_LAT_SECS BENCH_LAT_OMIT BENCH_LAT_RATE BENCH_LAT_BURST BENCH_LAT_VARIANTS; do
 	[ -n "${!v:-}" ] && cmdline="$cmdline $v=\"${!v}\""
 done
@@ -290,7 +293,7 @@ host_mode() {
 			--out "$WORK/host-$t.jsonl" --netns softmq-bench --count-dummy "$C_DUMMY" --count-veth "$C_VETH" \
 			--count-udp "$C_UDP" --rounds "$ROUNDS" \
 			--flows "$FLOWS" --loads "$LOADS" --cpus "$t" --tag "host-$t" \
-			--softmq-opts "${BENCH_SOFTMQ_OPTS:-}" |
+			--softmq-opts "${BENCH_SOFTMQ_OPTS:-}" --txqueuelen "${BENCH_TXQLEN:-1000}" |
 			tee "$WORK/host-$t.log"
 		runs+=("$WORK/host-$t.jsonl")
 	done
@@ -484,7 +487,7 @@ exec $BENCH_DIR/guest.sh --ko "${LINE_KO:-\$SOFTMQ_KO}" --tc-lib "\$TC_LIB_DIR" 
 	--qdiscs "$QDISCS" --udpsend $UDPSEND --out "\$SOFTMQ_RESULTS/runs.jsonl" --netns softmq-bench \\
 	--count-dummy $C_DUMMY --count-veth $C_VETH --count-udp $C_UDP \
 	--rounds $ROUNDS --flows "$FLOWS" --loads "$LOADS" \\
-	--softmq-opts "${BENCH_SOFTMQ_OPTS:-}" \\
+	--softmq-opts "${BENCH_SOFTMQ_OPTS:-}" --txqueuelen "${BENCH_TXQLEN:-1000}" \\
 	--tag $line-${v}v$([ "$MODE" = profile ] &&
 		echo " --profile --slowdev \"\$SOFTMQ_TEST_MODULES/slowdev/slowdev.ko\" --slow-pps $SLOW_PPS --slow-drain --count-slow $C_SLOW")$([ "$MODE" = sharing ] &&
 		echo " --profile --flow-split --xps --slowdev \"\$SOFTMQ_TEST_MODULES/slowdev/slowdev.ko\" --slow-pps $SLOW_PPS")

@@ -39,7 +39,8 @@
 # --qdiscs LIST: only these of each load's qdiscs (names as in qdiscs_for:
 # noqueue pfifo_fast fq_codel fq softmq-flow softmq-cpu mq-pfifo_fast ...).
 # --cpus N: senders (kpktgend threads / UDP senders) on CPUs 0..N-1
-# (default: all online CPUs).  Counts are packets per sender per run.  On
+# (default: all online CPUs).  --txqueuelen N: the devices' (default 1000),
+# which is pfifo_fast's limit: N 10240 gives it fq_codel's and softmq's.  Counts are packets per sender per run.  On
 # exit the devices, the netns and the default qdisc are restored, and a
 # module we loaded is unloaded.
 #
@@ -85,7 +86,7 @@ KO="" OUT="" ROUNDS=5 FLOWS="1 16 1024" TAG="" CPUS="" PROFILE=0 NMARK=0 NETNS="
 ARGS=("$@")
 CNT_DUMMY=50000 CNT_VETH=20000 CNT_UDP=3000
 LOADS="dummy veth udp mq-dummy mq-veth" UDPSEND="" TCLIB="" MQQ=4 SMQ_OPTS=""
-FLOW_SPLIT=0 XPS=0 SLOWDEV_KO="" SLOW_PPS=5000 SLOW_DRAIN=0 CNT_SLOW="" ONLY_QDISCS=""
+FLOW_SPLIT=0 XPS=0 SLOWDEV_KO="" SLOW_PPS=5000 SLOW_DRAIN=0 CNT_SLOW="" ONLY_QDISCS="" TXQLEN=1000
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--ko) KO=$2; shift 2;;
@@ -111,6 +112,7 @@ while [ $# -gt 0 ]; do
 	--slow-drain) SLOW_DRAIN=1; shift;;
 	--count-slow) CNT_SLOW=$2; shift 2;;
 	--qdiscs) ONLY_QDISCS=$2; shift 2;;
+	--txqueuelen) TXQLEN=$2; shift 2;;
 	*) echo "guest.sh: unknown argument $1" >&2; exit 2;;
 	esac
 done
@@ -194,14 +196,14 @@ ip -n $PEERNS link set lo up
 mkdev_dummy() {   # NAME QUEUES
 	ip link del "$1" 2>/dev/null
 	ip link add "$1" numtxqueues "$2" numrxqueues "$2" type dummy || fail "dummy $1"
-	ip link set "$1" txqueuelen 1000 up || fail "up $1"
+	ip link set "$1" txqueuelen "$TXQLEN" up || fail "up $1"
 }
 mkdev_veth() {    # NAME PEER QUEUES ADDR PEERADDR
 	ip link del "$1" 2>/dev/null
 	ip link add "$1" numtxqueues "$3" numrxqueues "$3" type veth \
 		peer name "$2" numtxqueues "$3" numrxqueues "$3" netns $PEERNS ||
 		fail "veth $1"
-	ip link set "$1" txqueuelen 1000 up || fail "up $1"
+	ip link set "$1" txqueuelen "$TXQLEN" up || fail "up $1"
 	ip addr add "$4/30" dev "$1"
 	ip -n $PEERNS addr add "$5/30" dev "$2"
 	ip -n $PEERNS link set "$2" up
@@ -438,7 +440,7 @@ env_record() {
 	done
 	o="$o,\"possible_cpus\":$(( $(cut -d- -f2 /sys/devices/system/cpu/possible) + 1 ))"
 	o="$o,\"online_cpus\":$(nproc),\"vcpus\":$NCPU,\"rounds\":$ROUNDS,\"mq_queues\":$MQQ"
-	o="$o,\"flow_split\":$FLOW_SPLIT,\"xps\":$XPS,\"slow_pps\":$SLOW_PPS"
+	o="$o,\"flow_split\":$FLOW_SPLIT,\"xps\":$XPS,\"slow_pps\":$SLOW_PPS,\"txqueuelen\":$TXQLEN"
 	o="$o,\"count_per_thread\":{\"dummy\":$CNT_DUMMY,\"veth\":$CNT_VETH,\"udp\":$CNT_UDP}"
 	o="$o,\"tc_options\":$([ $HAVE_OPTS = 1 ] && echo true || echo false)}"
 	echo "$o" >> "$OUT"

@@ -213,7 +213,9 @@ def md_header(meta, envs, kernel, vcpus_list, title):
                  f"root is noqueue); mq children come from `default_qdisc`. "
                  f"softmq defaults: flows 1024, depth 64, bands 3"
                  + (f"; every softmq but mq's children: `{e0['softmq_opts']}`"
-                    if e0.get("softmq_opts") else "") + ".")
+                    if e0.get("softmq_opts") else "")
+                 + (f"; devices' txqueuelen {e0['txqueuelen']} (pfifo_fast's limit)"
+                    if e0.get("txqueuelen", 1000) != 1000 else "") + ".")
     lines.append(f"- **Caveat**: {CAVEAT}")
     lines.append("")
     return lines
