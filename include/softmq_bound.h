@@ -117,14 +117,18 @@ static inline void softmq_bound_charge(struct softmq_bound *b,
 	}
 }
 
-/* Consumer only: @n more or fewer in its own @delta. */
+/*
+ * Consumer only: @n fewer, in its own @delta.  The consumer only takes
+ * away, so its delta never rises above zero and only the lower threshold
+ * can be reached.
+ */
 static inline void softmq_bound_uncharge(struct softmq_bound *b, s32 *delta,
-					 s32 n)
+					 u32 n)
 {
 	s32 batch = READ_ONCE(b->batch);
-	s32 v = *delta + n;
+	s32 v = *delta - (s32)n;
 
-	if (v >= batch || v <= -batch) {
+	if (v <= -batch) {
 		atomic_long_add(v, &b->count);
 		v = 0;
 	}

@@ -538,9 +538,9 @@ static void softmq_stat_add(struct softmq_sched_data *q,
 static __always_inline void softmq_uncharge(struct softmq_sched_data *q,
 					    struct sk_buff *skb)
 {
-	softmq_bound_uncharge(&q->pkts, &q->deq_pkts, -1);
+	softmq_bound_uncharge(&q->pkts, &q->deq_pkts, 1);
 	softmq_bound_uncharge(&q->memory, &q->deq_mem,
-			      -(s32)get_codel_cb(skb)->mem_usage);
+			      get_codel_cb(skb)->mem_usage);
 }
 
 /*

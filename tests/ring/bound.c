@@ -81,7 +81,7 @@ static void test_negative_count(void)
 	reset(&b, 10240, 64);
 	/* One CPU queues 5, the consumer sends them and goes idle. */
 	charge_on(&b, 3, 5);
-	softmq_bound_uncharge(&b, &deq, -5);
+	softmq_bound_uncharge(&b, &deq, 5);
 	softmq_bound_flush(&b, &deq);
 	check(atomic_long_read(&b.count) == -5 && bound_total(&b, deq) == 0,
 	      "consumer folds first: count -5, backlog 0");
@@ -151,7 +151,7 @@ static void test_exact(void)
 	srand(1);
 	for (i = 0; i < 200000; i++) {
 		if (queued && rand() % 2) {
-			softmq_bound_uncharge(&b, &deq, -1);
+			softmq_bound_uncharge(&b, &deq, 1);
 			queued--;
 		} else {
 			charge_on(&b, rand() % NCPU, 1);
@@ -232,7 +232,7 @@ static long lower_limit(int fold)
 	reset(&b, 10240, 64);
 	for (c = 0; c < NCPU; c++)
 		charge_on(&b, c, 39);
-	softmq_bound_uncharge(&b, &deq, -39 * NCPU);
+	softmq_bound_uncharge(&b, &deq, 39 * NCPU);
 	softmq_bound_flush(&b, &deq);
 	shrank = softmq_bound_set(&b, 160, 64, nr_cpus);
 	if (!shrank)
