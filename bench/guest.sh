@@ -39,8 +39,9 @@
 # --qdiscs LIST: only these of each load's qdiscs (names as in qdiscs_for:
 # noqueue pfifo_fast fq_codel fq softmq-flow softmq-cpu mq-pfifo_fast ...).
 # --cpus N: senders (kpktgend threads / UDP senders) on CPUs 0..N-1
-# (default: all online CPUs).  --txqueuelen N: the devices' (default 1000),
-# which is pfifo_fast's limit: N 10240 gives it fq_codel's and softmq's.  Counts are packets per sender per run.  On
+# (default: all online CPUs).  --txqueuelen N: the dummy and veth
+# devices' (default 1000), which is pfifo_fast's limit: 10240 gives it
+# fq_codel's and softmq's (the slow device keeps its own).  Counts are packets per sender per run.  On
 # exit the devices, the netns and the default qdisc are restored, and a
 # module we loaded is unloaded.
 #
@@ -117,6 +118,7 @@ while [ $# -gt 0 ]; do
 	esac
 done
 [ -n "$OUT" ] || { echo "guest.sh: --out FILE needed" >&2; exit 2; }
+case $TXQLEN in ''|*[!0-9]*) echo "guest.sh: --txqueuelen takes a number" >&2; exit 2;; esac
 
 say() { echo "[bench] $*" >&2; }
 fail() { say "ERROR: $*"; echo "FAIL bench-${TAG:-run}: $*"; exit 0; }

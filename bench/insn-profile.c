@@ -18,10 +18,12 @@
  * Debian): the calls used exist unchanged from QEMU 4.2 on; version 1 is
  * the API of Debian 12's QEMU 7.2 (later QEMUs refuse it and say so).
  * Under -icount one vCPU runs at a time; with several multi-threaded vCPUs
- * (BENCH_VCPUS > 1) each counts in its own slot, so the counters still
- * need no atomics, and a mutex orders the translations (which run on any
- * vCPU thread) and the dumps.  A dump zeroes the other vCPUs' slots while
- * they may run: a phase boundary is exact to a block or two per vCPU.
+ * (BENCH_VCPUS > 1, at most MAX_VCPUS) each counts in its own slot, which
+ * only its thread writes: a dump never zeroes a slot, it reports what the
+ * slot gained since the last dump (@seen, the dumps' own), so no count is
+ * lost or counted twice, and a phase boundary is exact to the blocks a
+ * vCPU runs while the dump reads.  A mutex orders the translations (which
+ * run on any vCPU thread) and the dumps.
  */
 #include <inttypes.h>
 #include <pthread.h>
@@ -55,7 +57,8 @@ uint64_t qemu_plugin_tb_vaddr(const struct qemu_plugin_tb *tb);
 /* One per distinct (vaddr, size): a TB retranslated alike reuses it. */
 struct block {
 	uint64_t vaddr;
-	uint64_t insns[MAX_VCPUS];	/* executed since the last mark, per vCPU */
+	uint64_t insns[MAX_VCPUS];	/* executed, per vCPU: its thread writes */
+	uint64_t seen[MAX_VCPUS];	/* insns at the last dump: dump() writes */
 	uint32_t n_insns;
 	struct block *next;	/* hash chain */
 	struct block *all;	/* every block, for the dump */
@@ -107,8 +110,10 @@ static void dump(const char *name)
 	pthread_mutex_lock(&lock);
 	for (b = blocks; b; b = b->all) {
 		for (sum = 0, i = 0; i < MAX_VCPUS; i++) {
-			sum += b->insns[i];
-			b->insns[i] = 0;
+			uint64_t now = __atomic_load_n(&b->insns[i], __ATOMIC_RELAXED);
+
+			sum += now - b->seen[i];
+			b->seen[i] = now;
 		}
 		if (sum)
 			fprintf(f, "%" PRIx64 " %" PRIu64 " %" PRIu64 "\n",
@@ -121,8 +126,10 @@ static void dump(const char *name)
 static void block_exec(unsigned int vcpu, void *udata)
 {
 	struct block *b = udata;
+	uint64_t *slot = &b->insns[vcpu % MAX_VCPUS];
 
-	b->insns[vcpu % MAX_VCPUS] += b->n_insns;
+	/* Only this thread writes the slot: a plain add, stored whole. */
+	__atomic_store_n(slot, *slot + b->n_insns, __ATOMIC_RELAXED);
 }
 
 static void mark_exec(unsigned int vcpu, void *udata)
@@ -131,7 +138,9 @@ static void mark_exec(unsigned int vcpu, void *udata)
 
 	(void)vcpu;
 	(void)udata;
+	pthread_mutex_lock(&lock);
 	snprintf(name, sizeof(name), "phase-%04u.txt", phase++);
+	pthread_mutex_unlock(&lock);
 	dump(name);
 }
 

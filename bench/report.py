@@ -214,7 +214,8 @@ def md_header(meta, envs, kernel, vcpus_list, title):
                  f"softmq defaults: flows 1024, depth 64, bands 3"
                  + (f"; every softmq but mq's children: `{e0['softmq_opts']}`"
                     if e0.get("softmq_opts") else "")
-                 + (f"; devices' txqueuelen {e0['txqueuelen']} (pfifo_fast's limit)"
+                 + (f"; the dummy and veth devices' txqueuelen {e0['txqueuelen']} "
+                    "(pfifo_fast's limit)"
                     if e0.get("txqueuelen", 1000) != 1000 else "") + ".")
     lines.append(f"- **Caveat**: {CAVEAT}")
     lines.append("")
