@@ -166,6 +166,26 @@ static void test_exact(void)
 	check(ok, "count + deltas == backlog; count within (CPUs + 1) x batch");
 }
 
+/* The consumer folds when its delta reaches -batch, not one later. */
+static void test_uncharge_fold(void)
+{
+	struct softmq_bound b;
+	int32_t deq = 0;
+	int32_t i;
+
+	reset(&b, 10240, 64);
+	for (i = 1; i < b.batch; i++)
+		softmq_bound_uncharge(&b, &deq, 1);
+	check(deq == 1 - b.batch && atomic_long_read(&b.count) == 0,
+	      "consumer: batch - 1 packets out, none folded yet");
+	softmq_bound_uncharge(&b, &deq, 1);
+	check(deq == 0 && atomic_long_read(&b.count) == -b.batch,
+	      "consumer: the batch-th folds it");
+	softmq_bound_uncharge(&b, &deq, 3 * b.batch);
+	check(deq == 0 && atomic_long_read(&b.count) == -4 * b.batch,
+	      "consumer: a truesize past the batch folds at once");
+}
+
 /* A fold from an interrupt between this_cpu_add_return() and the sub. */
 static struct softmq_bound *hook_bound;
 static int hook_folds;
@@ -437,6 +457,7 @@ int main(void)
 	test_room();
 	test_share();
 	test_exact();
+	test_uncharge_fold();
 	test_fold_between_steps();
 	test_lower_limit();
 	printf("1..%d\n", tests);
