@@ -385,7 +385,7 @@ estimate_s() {   # VCPUS
 }
 
 vm_mode() {
-	local line v abi est script res ok accel icount_arg=() vm_args=() runs prefix rc
+	local line v abi est script res ok accel icount_arg=() runs prefix rc
 	for line in $KERNELS; do
 		"$TB_DIR/kernels.sh" fetch "$line" || { rc=$?; [ $rc = 2 ] && { blog "SKIP $line: cannot fetch here"; continue; }; die "fetch $line failed"; }
 		"$TB_DIR/build.sh" "$line" > "$WORK/build-$line.log" 2>&1 || true
@@ -461,14 +461,13 @@ EOF
 			fi
 			mark=$(cat "$markf")
 			icount_arg=(--icount 0 --maxcpus 16 --append "nokaslr $ICOUNT_BOOT_ARGS")
+			# sharing, and profile with more than one vCPU (what a packet
+			# costs when many vCPUs send: the refused attempts, the
+			# consumer's calls): multi-threaded, as the throughput bench
 			[ "$MODE" = sharing ] && icount_arg=(--append nokaslr)
+			[ "$MODE" = profile ] && [ "$VCPUS" != 1 ] && icount_arg=(--append nokaslr)
 		fi
 		for v in $VCPUS; do
-			# MODE=profile with more than one vCPU: what a packet costs
-			# when many vCPUs send (the refused attempts, the consumer's
-			# calls), multi-threaded as the throughput bench runs.
-			vm_args=("${icount_arg[@]}")
-			[ "$MODE" = profile ] && [ "$v" -gt 1 ] && vm_args=(--append nokaslr)
 			est=$(estimate_s "$v")
 			script=$WORK/$line-${v}v/bench-$line-${v}v.sh
 			res=$WORK/$line-${v}v/vm
@@ -508,7 +507,7 @@ EOF
 				rm -rf "$WORK/$line-${v}v/profile"; mkdir -p "$WORK/$line-${v}v/profile"
 				plugin=(--plugin "$WORK/line-share.so,out=$WORK/$line-${v}v/profile,mark=$mark")
 			fi
-			"$TB_DIR/vm.sh" --kernel "$line" --smp "$v" --no-prepare "${vm_args[@]}" ${plugin[@]+"${plugin[@]}"} \
+			"$TB_DIR/vm.sh" --kernel "$line" --smp "$v" --no-prepare "${icount_arg[@]}" ${plugin[@]+"${plugin[@]}"} \
 				--results "$res" --script-timeout $((est * 3)) \
 				--timeout $((est * 3 + 600)) "$script" > "$WORK/$line-${v}v/vm.log" 2>&1 || true
 			grep -E '^(PASS|FAIL|SKIP) |^vm ' "$WORK/$line-${v}v/vm.log" | sed 's/^/    /' >&2 || true

@@ -41,9 +41,9 @@
 # --cpus N: senders (kpktgend threads / UDP senders) on CPUs 0..N-1
 # (default: all online CPUs).  --txqueuelen N: the dummy and veth
 # devices' (default 1000), which is pfifo_fast's limit: 10240 gives it
-# fq_codel's and softmq's (the slow device keeps its own).  Counts are packets per sender per run.  On
-# exit the devices, the netns and the default qdisc are restored, and a
-# module we loaded is unloaded.
+# fq_codel's and softmq's (the slow device keeps its own).  Counts are
+# packets per sender per run.  On exit the devices, the netns and the
+# default qdisc are restored, and a module we loaded is unloaded.
 #
 # For every load and flow count the qdiscs run A B C ... A B C ... for R
 # rounds (same boot, same devices), each run preceded by a short unmeasured

@@ -9,8 +9,8 @@
  * instruction count to the TB's entry.  Each time the guest executes the
  * TB at MARK (the entry of a kernel function the guest calls on purpose:
  * bench/guest.sh writes 4 to /proc/sys/vm/drop_caches, which does nothing
- * but run its handler), the counts since the previous mark are written to
- * DIR/phase-NNNN.txt as "vaddr instructions executions" lines and zeroed.
+ * but run its handler), what each block ran since the previous mark is
+ * written to DIR/phase-NNNN.txt as "vaddr instructions executions" lines.
  * The guest logs what each phase was; bench/report_profile.py maps vaddrs
  * to functions (System.map with nokaslr, /proc/kallsyms for modules).
  *
