@@ -124,11 +124,15 @@ sparse() {
 	# no probe served as new, or the median not met.  Then probe from
 	# another source port (another hash), at most three times: a sparse
 	# flow that is not served first fails on every port.
-	local sport enobufs
+	# Each port's probes are their own numbered flow on the tap (9998 is
+	# the new-flow burst's): a port given up on may still have probes
+	# queued, and the next port's restart at 0 is no reorder.
+	local sport enobufs pflow
 	for sport in 29999 28999 27999; do
+		pflow=$((sport == 29999 ? 9999 : 9997 - (28999 - sport) / 1000))
 		nf0=$(ina $SMQ get sd0 xstats.new_flow_count)
 		ina $FLOWS latency --dev sd0 --dst $SD_DST --sport $sport --trials 10 \
-			--idle 0.8 > "$out.lat.json"
+			--flow $pflow --idle 0.8 > "$out.lat.json"
 		nf1=$(ina $SMQ get sd0 xstats.new_flow_count)
 		enobufs=$(jq '[.trials[] | select(.err == "ENOBUFS")] | length' "$out.lat.json")
 		med=$(jq -r '.trials[].out_ms // 1e9' "$out.lat.json" | median)
