@@ -38,10 +38,9 @@
 #                        udp tbf-dummy"; see bench/guest.sh)
 #   BENCH_SOFTMQ_OPTS="depth 256"  extra tc options for every softmq the
 #                        bench adds (not mq's children: default_qdisc)
-#   BENCH_TXQLEN=N       the dummy and veth devices' txqueuelen, the limit of
-#                        pfifo_fast and softmq nocodel (default 1000; 10240
-#                        is fq_codel's and softmq's with CoDel); not the
-#                        slow device's, not MODE=latency
+#   BENCH_TXQLEN=N       the dummy and veth devices' txqueuelen, pfifo_fast's
+#                        limit (default 1000; 10240 is fq_codel's and
+#                        softmq's); not the slow device's, not MODE=latency
 #   BENCH_KO=PATH        load this sch_softmq.ko instead of the line's build
 #                        (to try a data-path change; one kernel line only)
 #   BENCH_OUT=DIR        where results go (default bench/results)

@@ -40,9 +40,8 @@
 # noqueue pfifo_fast fq_codel fq softmq-flow softmq-cpu mq-pfifo_fast ...).
 # --cpus N: senders (kpktgend threads / UDP senders) on CPUs 0..N-1
 # (default: all online CPUs).  --txqueuelen N: the dummy and veth
-# devices' (default 1000), which is the limit of pfifo_fast and softmq
-# nocodel: 10240 gives them fq_codel's and softmq's with CoDel (the slow
-# device keeps its own).  Counts are
+# devices' (default 1000), which is pfifo_fast's limit: 10240 gives it
+# fq_codel's and softmq's (the slow device keeps its own).  Counts are
 # packets per sender per run.  On exit the devices, the netns and the
 # default qdisc are restored, and a module we loaded is unloaded.
 #

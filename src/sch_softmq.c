@@ -67,8 +67,6 @@
  * whole device; an instance under a multiqueue parent (mq: one per TX queue)
  * gets them divided by the number of TX queues, but never less than the
  * _QUEUE_MIN values (64 queues: 64 x 4 MiB = 256 MiB, not 64 x 32 MiB).
- * Without CoDel the limit is the device's txqueuelen instead (see
- * softmq_default_limits()).
  */
 #define SOFTMQ_LIMIT_DEFAULT		10240U
 #define SOFTMQ_LIMIT_QUEUE_MIN		1024U
@@ -1655,34 +1653,22 @@ static bool softmq_serves_one_txq(struct Qdisc *sch)
 }
 
 /*
- * The limits an instance gets for the options it was not given, once its
- * options are parsed (0: not given; the policy refuses 0 for either).
- * With CoDel, fq_codel's: CoDel keeps the standing queue short, and the
- * limits only bound memory.  One that serves one TX queue of several (a
- * child of mq, as default_qdisc makes them) gets its share, but no less
- * than the _QUEUE_MIN values: a 64-queue NIC then holds at most 64 x 4 MiB,
- * not 64 x 32 MiB.  Without CoDel nothing but the limit bounds the delay a
- * backlogged sender builds, so the packet limit is the device's
- * txqueuelen, as pfifo_fast's (each mq child's too), read once here, and
- * fq_codel's where that is 0.
+ * fq_codel's limits for an instance that serves a whole device.  One that
+ * serves one TX queue of several (a child of mq, as default_qdisc makes
+ * them) gets its share, but no less than the _QUEUE_MIN values: a 64-queue
+ * NIC then holds at most 64 x 4 MiB, not 64 x 32 MiB.
  */
 static void softmq_default_limits(struct Qdisc *sch, struct softmq_config *cfg)
 {
-	struct net_device *dev = qdisc_dev(sch);
-	bool one_txq = softmq_serves_one_txq(sch);
-	unsigned int txqs = dev->real_num_tx_queues;
+	unsigned int txqs = qdisc_dev(sch)->real_num_tx_queues;
 
-	if (!cfg->limit && !cfg->codel && dev->tx_queue_len)
-		cfg->limit = min(dev->tx_queue_len, SOFTMQ_LIMIT_MAX);
-	if (!cfg->limit)
-		cfg->limit = one_txq ? max(SOFTMQ_LIMIT_DEFAULT / txqs,
-					   SOFTMQ_LIMIT_QUEUE_MIN) :
-				       SOFTMQ_LIMIT_DEFAULT;
-	if (!cfg->memory_limit)
-		cfg->memory_limit = one_txq ?
-			max(SOFTMQ_MEMORY_LIMIT_DEFAULT / txqs,
-			    SOFTMQ_MEMORY_LIMIT_QUEUE_MIN) :
-			SOFTMQ_MEMORY_LIMIT_DEFAULT;
+	cfg->limit = SOFTMQ_LIMIT_DEFAULT;
+	cfg->memory_limit = SOFTMQ_MEMORY_LIMIT_DEFAULT;
+	if (softmq_serves_one_txq(sch)) {
+		cfg->limit = max(cfg->limit / txqs, SOFTMQ_LIMIT_QUEUE_MIN);
+		cfg->memory_limit = max(cfg->memory_limit / txqs,
+					SOFTMQ_MEMORY_LIMIT_QUEUE_MIN);
+	}
 }
 
 /*
@@ -1831,13 +1817,12 @@ static int softmq_init(struct Qdisc *sch, struct nlattr *opt,
 	struct softmq_table *t;
 	int cpu, err;
 
+	softmq_default_limits(sch, &cfg);
 	if (opt) {
 		err = softmq_parse(opt, &cfg, extack);
 		if (err)
 			return err;
 	}
-	/* After the options: without CoDel the default limit is another. */
-	softmq_default_limits(sch, &cfg);
 
 	gnet_stats_basic_sync_init(&q->dequeued);
 	q->cpu_stats = alloc_percpu(struct softmq_cpu_stats);

@@ -8,10 +8,7 @@
 # memory_limit * 21/16 + one skb per CPU.
 #
 #   defaults     no options: limit 10240, memory_limit 32 MiB; under mq on
-#                a 4-queue device, each child 2560 packets and 8 MiB;
-#                nocodel: the device's txqueuelen (700 here; 0 gives
-#                10240), and under mq each child's too, memory_limit as
-#                with CoDel; a change to codel keeps the limit
+#                a 4-queue device, each child 2560 packets and 8 MiB
 #   defaults-parents (mq part) on a 4-queue device: the child of an htb
 #                class serves every queue, so the whole device's 10240 and
 #                32 MiB; children grafted by hand under mq, and mqprio's
@@ -111,19 +108,6 @@ defaults() {
 	read -r l m <<< "$(ina $SMQ get sd0 options.limit options.memory_limit)"
 	[ "$l" = 10240 ] && [ "$m" = $((32 << 20)) ] ||
 		why="$why; root: limit $l memory_limit $m (want 10240, 32 MiB)"
-	# nocodel: a drop-tail queue's limit, the device's txqueuelen
-	ina ip link set sd0 txqueuelen 700
-	sd_qdisc codel 0 || why="$why; codel 0 refused"
-	read -r l m <<< "$(ina $SMQ get sd0 options.limit options.memory_limit)"
-	[ "$l" = 700 ] && [ "$m" = $((32 << 20)) ] ||
-		why="$why; nocodel at txqueuelen 700: limit $l memory_limit $m (want 700, 32 MiB)"
-	ina $SMQ change sd0 root codel 1 || why="$why; change to codel 1 refused"
-	l=$(ina $SMQ get sd0 options.limit)
-	[ "$l" = 700 ] || why="$why; after a change to codel: limit $l (want 700 kept)"
-	ina ip link set sd0 txqueuelen 0
-	sd_qdisc codel 0 || why="$why; codel 0 at txqueuelen 0 refused"
-	l=$(ina $SMQ get sd0 options.limit)
-	[ "$l" = 10240 ] || why="$why; nocodel at txqueuelen 0: limit $l (want 10240)"
 	sd_setup numtxqueues 4 || { fail $name "4-queue setup"; return; }
 	sysctl -qw net.core.default_qdisc=softmq   # not per namespace
 	ina tc qdisc replace dev sd0 root handle 1: mq
@@ -136,15 +120,6 @@ defaults() {
 		"\(.parent) \(.options.limit) \(.options.memory_limit)"')
 	sysctl -qw net.core.default_qdisc="$SMQ_ORIG_DEFAULT_QDISC"
 	[ $n = 4 ] || why="$why; $n softmq children under mq, want 4"
-	# a nocodel child of mq: the device's txqueuelen, as pfifo_fast's
-	ina ip link set sd0 txqueuelen 700
-	ina $SMQ replace sd0 parent 1:2 codel 0 ||
-		why="$why; nocodel child of mq refused"
-	read -r l m <<< "$(ina $SMQ show sd0 | jq -r '.[] |
-		select(.kind == "softmq" and .options.codel == 0) |
-		"\(.options.limit) \(.options.memory_limit)"')"
-	[ "$l" = 700 ] && [ "$m" = $((8 << 20)) ] ||
-		why="$why; nocodel child of mq at txqueuelen 700: limit $l memory_limit $m (want 700, 8 MiB)"
 	if [ -z "$why" ]; then pass $name; else fail $name "${why#; }"; fi
 }
 
