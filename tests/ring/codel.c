@@ -16,10 +16,16 @@
  * dropped the same packets, and hold the same CoDel state, statistics and
  * backlog.  Both paths must have been taken often, and so must CoDel's
  * drops, ECN marks and ce_threshold marks, or the run proves nothing.
- * Not covered: the clock stands still within a step, so the order of the
- * clock read and an unstamped packet's time is checked by reading the
- * code; and dequeue_b() and cb_pop() restate the module's
- * softmq_codel_dequeue() and softmq_codel_pop() rather than compile them.
+ * The clock stands still between steps; in half of them it moves on by
+ * one to four CoDel ticks after each read within the dequeue, the same
+ * for both copies (B's codel_dequeue() starts again from the step's time:
+ * it reads the clock only after its first pop, as the module's reads it
+ * afresh), so that an unstamped packet's time, read after "now", leaves a
+ * sojourn below zero, and a pass that read them the other way round would
+ * differ (its ldelay, its ce_threshold verdict); unstamped packets must
+ * have met such a clock in B's pass.  Not covered: dequeue_b() and
+ * cb_pop() restate the module's softmq_codel_dequeue() and
+ * softmq_codel_pop() rather than compile them.
  *
  *   codel [SEEDS [STEPS]]     prints one PASS or FAIL line; exit 1 on FAIL
  */
@@ -32,7 +38,9 @@
 #include <net/codel_impl.h>
 #include "softmq_codel.h"
 
-u64 codel_test_ns;
+u64 codel_test_ns, codel_test_tick;
+/* The step's time, where B's codel_dequeue() starts its reads again. */
+static u64 step_ns;
 
 #define QLEN	2048
 
@@ -57,6 +65,9 @@ struct side {
 static struct codel_params params;
 /* B's dequeues: passed, handed to codel_dequeue(), found empty */
 static unsigned long fast, slow, empty;
+/* Unstamped packets whose time B's pass read from a moving clock. */
+static unsigned long moved;
+static bool in_pass;
 static struct side a, b;
 static u64 rng;
 
@@ -92,6 +103,9 @@ static struct sk_buff *cb_pop(struct codel_vars *vars, void *ctx)
 	if (skb) {
 		s->first = NULL;
 		slow++;
+		/* codel_dequeue() reads the clock after this pop: as A's did */
+		codel_test_ns = step_ns;
+		in_pass = false;
 		return skb;
 	}
 	return ring_take(s);
@@ -114,6 +128,8 @@ static u32 cb_len(const struct sk_buff *skb)
 /* softmq_codel_time(): an unstamped packet has no sojourn. */
 static codel_time_t cb_time(const struct sk_buff *skb)
 {
+	if (!skb->tstamp && in_pass && codel_test_tick)
+		moved++;
 	return skb->tstamp ? skb->tstamp : codel_get_time();
 }
 
@@ -131,9 +147,12 @@ static struct sk_buff *dequeue_b(void)
 
 	if (!skb)
 		empty++;
-	return softmq_codel_dequeue_first(&b, skb, &b.backlog, &params,
-					  &b.vars, &b.stats, &b.first,
-					  cb_len, cb_time, cb_drop, cb_pop);
+	in_pass = true;
+	skb = softmq_codel_dequeue_first(&b, skb, &b.backlog, &params,
+					 &b.vars, &b.stats, &b.first,
+					 cb_len, cb_time, cb_drop, cb_pop);
+	in_pass = false;
+	return skb;
 }
 
 static void enqueue(struct side *s, const struct sk_buff *proto)
@@ -255,8 +274,13 @@ int main(int argc, char **argv)
 				codel_test_ns += rnd() % (1 << 20);
 			else
 				codel_test_ns += (u64)(rnd() % 2000) << 20;
+			step_ns = codel_test_ns;
+			codel_test_tick = rnd() % 2 ? (u64)(1 + rnd() % 4) << 10 : 0;
 			ra = dequeue_a();
+			codel_test_ns = step_ns;
 			rb = dequeue_b();
+			codel_test_ns = step_ns;
+			codel_test_tick = 0;
 			deq++;
 			if ((ra ? ra->id : 0) != (rb ? rb->id : 0) ||
 			    (ra && ra->ce != rb->ce) || differ(&what)) {
@@ -279,12 +303,12 @@ int main(int argc, char **argv)
 	}
 	fast = deq - slow - empty;
 	if (fast < deq / 10 || slow < deq / 100 || !drops || !ecn_marks ||
-	    !ce_marks) {
-		printf("FAIL codel-equivalence: the trace did not take every path (%lu dequeues: %lu passed, %lu to codel_dequeue(), %lu empty; %lu drops, %lu ECN marks, %lu ce_threshold marks)\n",
-		       deq, fast, slow, empty, drops, ecn_marks, ce_marks);
+	    !ce_marks || !moved) {
+		printf("FAIL codel-equivalence: the trace did not take every path (%lu dequeues: %lu passed, %lu to codel_dequeue(), %lu empty; %lu drops, %lu ECN marks, %lu ce_threshold marks; %lu unstamped packets' times read by the pass from a moving clock)\n",
+		       deq, fast, slow, empty, drops, ecn_marks, ce_marks, moved);
 		return 1;
 	}
-	printf("PASS codel-equivalence: %lu dequeues identical (%lu passed, %lu to codel_dequeue(), %lu empty; %lu drops, %lu ECN marks, %lu ce_threshold marks)\n",
-	       deq, fast, slow, empty, drops, ecn_marks, ce_marks);
+	printf("PASS codel-equivalence: %lu dequeues identical (%lu passed, %lu to codel_dequeue(), %lu empty; %lu drops, %lu ECN marks, %lu ce_threshold marks; %lu unstamped packets' times read by the pass from a moving clock)\n",
+	       deq, fast, slow, empty, drops, ecn_marks, ce_marks, moved);
 	return 0;
 }

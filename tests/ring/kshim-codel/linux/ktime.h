@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Userspace stand-in for <linux/ktime.h>, for the CoDel equivalence test
- * (../codel.c): the clock is the test's, and stands still between its
- * steps.  INT_MAX, typecheck(), do_div() and max_t() come along, as the
- * kernel's headers bring them to net/codel.h.
+ * (../codel.c): the clock is the test's.  It stands still between steps,
+ * and within a dequeue moves @codel_test_tick after each read, so that
+ * reads made in another order give other times.  INT_MAX, typecheck(),
+ * do_div() and max_t() come along, as the kernel's headers bring them to
+ * net/codel.h.
  */
 #ifndef _KSHIM_CODEL_KTIME_H
 #define _KSHIM_CODEL_KTIME_H
@@ -14,11 +16,14 @@
 #define NSEC_PER_USEC	1000L
 #define NSEC_PER_MSEC	1000000L
 
-extern u64 codel_test_ns;
+extern u64 codel_test_ns, codel_test_tick;
 
 static inline u64 ktime_get_ns(void)
 {
-	return codel_test_ns;
+	u64 now = codel_test_ns;
+
+	codel_test_ns += codel_test_tick;
+	return now;
 }
 
 #define typecheck(type, x) \
