@@ -73,17 +73,46 @@ static inline bool softmq_codel_pass(struct codel_vars *vars,
 	return true;
 }
 
+/* Consumer: what codel_dequeue() does when its queue is empty. */
+static __always_inline void softmq_codel_empty(struct codel_vars *vars)
+{
+	vars->first_above_time = 0;
+	WRITE_ONCE(vars->dropping, false);
+}
+
+/*
+ * Consumer: may @skb, the queue's next packet, taken already with
+ * @backlog left behind it, go on as it is (softmq_codel_pass())?  In the
+ * dropping state it is codel_dequeue()'s before the clock is read:
+ * codel_dequeue() reads the clock itself, so only a packet that crosses
+ * into the dropping state pays for two reads.  The clock is read before
+ * @skb_time_func is asked, as codel_should_drop() does: an unstamped
+ * packet's time is the clock's.
+ */
+static __always_inline bool
+softmq_codel_pass_first(struct sk_buff *skb, u32 backlog,
+			const struct codel_params *params,
+			struct codel_vars *vars, struct codel_stats *stats,
+			codel_skb_len_t skb_len_func,
+			codel_skb_time_t skb_time_func)
+{
+	codel_time_t now;
+
+	if (vars->dropping)
+		return false;
+	now = codel_get_time();
+	return softmq_codel_pass(vars, params, stats, skb_len_func(skb), now,
+				 now - skb_time_func(skb), backlog);
+}
+
 /*
  * Consumer: codel_dequeue() with the queue's next packet, @skb (NULL: the
  * queue was empty), taken already and @backlog set after it.  What
  * codel_dequeue() returns, without calling it when softmq_codel_pass()
  * says it would hand @skb on as it is; else @skb goes to *@first, which
- * @dequeue_func must return (and clear) before it takes another.  In the
- * dropping state the packet goes to codel_dequeue() before the clock is
- * read: codel_dequeue() reads the clock itself, so only a packet that
- * crosses into the dropping state pays for two reads.  The clock is read
- * before @skb_time_func is asked, as codel_should_drop() does: an
- * unstamped packet's time is the clock's.
+ * @dequeue_func must return (and clear) before it takes another.  The
+ * module makes the same three steps, the last out of line
+ * (softmq_codel_dequeue()); the equivalence test runs this.
  */
 static __always_inline struct sk_buff *
 softmq_codel_dequeue_first(void *ctx, struct sk_buff *skb, u32 *backlog,
@@ -94,20 +123,13 @@ softmq_codel_dequeue_first(void *ctx, struct sk_buff *skb, u32 *backlog,
 			   codel_skb_drop_t drop_func,
 			   codel_skb_dequeue_t dequeue_func)
 {
-	codel_time_t now;
-
 	if (!skb) {
-		/* codel_dequeue() on an empty queue */
-		vars->first_above_time = 0;
-		WRITE_ONCE(vars->dropping, false);
+		softmq_codel_empty(vars);
 		return NULL;
 	}
-	if (!vars->dropping) {
-		now = codel_get_time();
-		if (softmq_codel_pass(vars, params, stats, skb_len_func(skb),
-				      now, now - skb_time_func(skb), *backlog))
-			return skb;
-	}
+	if (softmq_codel_pass_first(skb, *backlog, params, vars, stats,
+				    skb_len_func, skb_time_func))
+		return skb;
 	*first = skb;
 	return codel_dequeue(ctx, backlog, params, vars, stats, skb_len_func,
 			     skb_time_func, drop_func, dequeue_func);

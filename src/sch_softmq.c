@@ -829,30 +829,55 @@ static codel_time_t softmq_codel_time(const struct sk_buff *skb)
 }
 
 /*
- * Consumer: the next packet of @ring through CoDel.  The packet is taken
- * first, and codel_dequeue() runs only when softmq_codel_pass() finds it
- * would not hand the packet on as it is (above target, dropping, a CE
- * mark due): it then gets that packet from its first pop, the clock read
- * again as it reads it.  An empty ring ends CoDel's state for it, as
- * codel_dequeue() ends it.  Out of line: inlined into the round robin,
- * codel_dequeue() grows its frame, and the path without CoDel pays for
- * that on every packet.
+ * Consumer: codel_dequeue() for @ring, whose next packet @skb did not pass
+ * (softmq_codel_dequeue()): it gets that packet from its first pop, the
+ * clock read again as it reads it.  Out of line, and apart from the pass:
+ * its frame (six registers and a stack canary for the ce_threshold
+ * selector's header read) is paid only by the packets that come here.
+ */
+static noinline struct sk_buff *
+softmq_codel_dequeue_slow(struct Qdisc *sch, struct softmq_ring *ring,
+			  struct sk_buff *skb)
+{
+	struct softmq_sched_data *q = qdisc_priv(sch);
+
+	q->codel_first = skb;
+	skb = codel_dequeue(sch, &q->codel_backlog, &q->cparams,
+			    &softmq_flow(ring)->cvars, &q->cstats,
+			    softmq_codel_len, softmq_codel_time,
+			    softmq_codel_drop, softmq_codel_pop);
+	/* codel_dequeue() pops first, always: nothing is left for a next call. */
+	DEBUG_NET_WARN_ON_ONCE(q->codel_first);
+	return skb;
+}
+
+/*
+ * Consumer: the next packet of @ring through CoDel, in the three steps of
+ * softmq_codel_dequeue_first() (include/softmq_codel.h, where the
+ * equivalence test runs them): the packet is taken first, and
+ * codel_dequeue() runs only when softmq_codel_pass() finds it would not
+ * hand the packet on as it is (above target, dropping, a CE mark due).
+ * An empty ring ends CoDel's state for it, as codel_dequeue() ends it.
+ * Out of line: inlined into the round robin, even the pass's clock read
+ * grows its frame, and the path without CoDel would pay for that on
+ * every packet.
  */
 static noinline struct sk_buff *softmq_codel_dequeue(struct Qdisc *sch,
 						     struct softmq_ring *ring)
 {
 	struct softmq_sched_data *q = qdisc_priv(sch);
-	struct sk_buff *skb;
+	struct codel_vars *vars = &softmq_flow(ring)->cvars;
+	struct sk_buff *skb = softmq_codel_take(sch, ring);
 
-	skb = softmq_codel_dequeue_first(sch, softmq_codel_take(sch, ring),
-					 &q->codel_backlog,
-					 &q->cparams, &softmq_flow(ring)->cvars,
-					 &q->cstats, &q->codel_first,
-					 softmq_codel_len, softmq_codel_time,
-					 softmq_codel_drop, softmq_codel_pop);
-	/* codel_dequeue() pops first, always: nothing is left for a next call. */
-	DEBUG_NET_WARN_ON_ONCE(q->codel_first);
-	return skb;
+	if (unlikely(!skb)) {
+		softmq_codel_empty(vars);
+		return NULL;
+	}
+	if (softmq_codel_pass_first(skb, q->codel_backlog, &q->cparams, vars,
+				    &q->cstats, softmq_codel_len,
+				    softmq_codel_time))
+		return skb;
+	return softmq_codel_dequeue_slow(sch, ring, skb);
 }
 
 /*
