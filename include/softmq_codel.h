@@ -106,33 +106,39 @@ softmq_codel_pass_first(struct sk_buff *skb, u32 backlog,
 }
 
 /*
+ * What softmq_codel_dequeue_first() calls for a packet that did not pass:
+ * codel_dequeue() with @skb as the first packet its pop returns.  @ctx and
+ * @arg (the queue, for the caller's own use) as softmq_codel_dequeue_first()
+ * got them.
+ */
+typedef struct sk_buff *(*softmq_codel_slow_t)(void *ctx, void *arg,
+					       struct sk_buff *skb);
+
+/*
  * Consumer: codel_dequeue() with the queue's next packet, @skb (NULL: the
- * queue was empty), taken already and @backlog set after it.  What
+ * queue was empty), taken already and @backlog left behind it.  What
  * codel_dequeue() returns, without calling it when softmq_codel_pass()
- * says it would hand @skb on as it is; else @skb goes to *@first, which
- * @dequeue_func must return (and clear) before it takes another.  The
- * module makes the same three steps, the last out of line
- * (softmq_codel_dequeue()); the equivalence test runs this.
+ * says it would hand @skb on as it is; else what @slow_func returns for
+ * @skb.  The module and the equivalence test both run this, each with
+ * its own @slow_func (the module's out of line, reached by a tail call).
+ * @slow_arg goes to @slow_func as it is.
  */
 static __always_inline struct sk_buff *
-softmq_codel_dequeue_first(void *ctx, struct sk_buff *skb, u32 *backlog,
-			   struct codel_params *params,
+softmq_codel_dequeue_first(void *ctx, struct sk_buff *skb, u32 backlog,
+			   const struct codel_params *params,
 			   struct codel_vars *vars, struct codel_stats *stats,
-			   struct sk_buff **first, codel_skb_len_t skb_len_func,
+			   codel_skb_len_t skb_len_func,
 			   codel_skb_time_t skb_time_func,
-			   codel_skb_drop_t drop_func,
-			   codel_skb_dequeue_t dequeue_func)
+			   softmq_codel_slow_t slow_func, void *slow_arg)
 {
 	if (!skb) {
 		softmq_codel_empty(vars);
 		return NULL;
 	}
-	if (softmq_codel_pass_first(skb, *backlog, params, vars, stats,
+	if (softmq_codel_pass_first(skb, backlog, params, vars, stats,
 				    skb_len_func, skb_time_func))
 		return skb;
-	*first = skb;
-	return codel_dequeue(ctx, backlog, params, vars, stats, skb_len_func,
-			     skb_time_func, drop_func, dequeue_func);
+	return slow_func(ctx, slow_arg, skb);
 }
 
 #endif /* _SOFTMQ_CODEL_H */

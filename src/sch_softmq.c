@@ -829,17 +829,19 @@ static codel_time_t softmq_codel_time(const struct sk_buff *skb)
 }
 
 /*
- * Consumer: codel_dequeue() for @ring, whose next packet @skb did not pass
- * (softmq_codel_dequeue()): it gets that packet from its first pop, the
- * clock read again as it reads it.  Out of line, and apart from the pass:
- * its frame (six registers and a stack canary for the ce_threshold
- * selector's header read) is paid only by the packets that come here.
+ * Consumer: codel_dequeue() for the ring @arg, whose next packet @skb did
+ * not pass (softmq_codel_dequeue_first()): it gets that packet from its
+ * first pop, the clock read again as it reads it.  Out of line, and apart
+ * from the pass: its frame (six registers and a stack canary for the
+ * ce_threshold selector's header read) is paid only by the packets that
+ * come here.  @ctx is the qdisc.
  */
 static noinline struct sk_buff *
-softmq_codel_dequeue_slow(struct Qdisc *sch, struct softmq_ring *ring,
-			  struct sk_buff *skb)
+softmq_codel_dequeue_slow(void *ctx, void *arg, struct sk_buff *skb)
 {
+	struct Qdisc *sch = ctx;
 	struct softmq_sched_data *q = qdisc_priv(sch);
+	struct softmq_ring *ring = arg;
 
 	q->codel_first = skb;
 	skb = codel_dequeue(sch, &q->codel_backlog, &q->cparams,
@@ -852,32 +854,28 @@ softmq_codel_dequeue_slow(struct Qdisc *sch, struct softmq_ring *ring,
 }
 
 /*
- * Consumer: the next packet of @ring through CoDel, in the three steps of
- * softmq_codel_dequeue_first() (include/softmq_codel.h, where the
- * equivalence test runs them): the packet is taken first, and
- * codel_dequeue() runs only when softmq_codel_pass() finds it would not
- * hand the packet on as it is (above target, dropping, a CE mark due).
- * An empty ring ends CoDel's state for it, as codel_dequeue() ends it.
- * Out of line: inlined into the round robin, even the pass's clock read
- * grows its frame, and the path without CoDel would pay for that on
- * every packet.
+ * Consumer: the next packet of @ring through CoDel
+ * (softmq_codel_dequeue_first(), which the equivalence test runs too):
+ * the packet is taken first, and codel_dequeue() runs only when
+ * softmq_codel_pass() finds it would not hand the packet on as it is
+ * (above target, dropping, a CE mark due).  An empty ring ends CoDel's
+ * state for it, as codel_dequeue() ends it.  Out of line: inlined into
+ * the round robin, even the pass's clock read grows its frame, and the
+ * path without CoDel would pay for that on every packet.
  */
 static noinline struct sk_buff *softmq_codel_dequeue(struct Qdisc *sch,
 						     struct softmq_ring *ring)
 {
 	struct softmq_sched_data *q = qdisc_priv(sch);
-	struct codel_vars *vars = &softmq_flow(ring)->cvars;
 	struct sk_buff *skb = softmq_codel_take(sch, ring);
 
-	if (unlikely(!skb)) {
-		softmq_codel_empty(vars);
-		return NULL;
-	}
-	if (softmq_codel_pass_first(skb, q->codel_backlog, &q->cparams, vars,
-				    &q->cstats, softmq_codel_len,
-				    softmq_codel_time))
-		return skb;
-	return softmq_codel_dequeue_slow(sch, ring, skb);
+	/* The take set codel_backlog: read it after. */
+	return softmq_codel_dequeue_first(sch, skb, q->codel_backlog,
+					  &q->cparams,
+					  &softmq_flow(ring)->cvars,
+					  &q->cstats, softmq_codel_len,
+					  softmq_codel_time,
+					  softmq_codel_dequeue_slow, ring);
 }
 
 /*

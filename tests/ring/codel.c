@@ -23,9 +23,10 @@
  * afresh), so that an unstamped packet's time, read after "now", leaves a
  * sojourn below zero, and a pass that read them the other way round would
  * differ (its ldelay, its ce_threshold verdict); unstamped packets must
- * have met such a clock in B's pass.  Not covered: dequeue_b() and
- * cb_pop() restate the module's softmq_codel_dequeue() and
- * softmq_codel_pop() rather than compile them.
+ * have met such a clock in B's pass.  B runs the module's
+ * softmq_codel_dequeue_first(); not covered: b_slow() and cb_pop()
+ * restate the module's softmq_codel_dequeue_slow() and softmq_codel_pop()
+ * rather than compile them.
  *
  *   codel [SEEDS [STEPS]]     prints one PASS or FAIL line; exit 1 on FAIL
  */
@@ -140,6 +141,17 @@ static struct sk_buff *dequeue_a(void)
 }
 
 
+/* softmq_codel_dequeue_slow(): codel_dequeue(), @skb its first pop's. */
+static struct sk_buff *b_slow(void *ctx, void *arg, struct sk_buff *skb)
+{
+	struct side *s = ctx;
+
+	(void)arg;
+	s->first = skb;
+	return codel_dequeue(s, &s->backlog, &params, &s->vars, &s->stats,
+			     cb_len, cb_time, cb_drop, cb_pop);
+}
+
 /* As softmq_codel_dequeue() does it. */
 static struct sk_buff *dequeue_b(void)
 {
@@ -148,9 +160,8 @@ static struct sk_buff *dequeue_b(void)
 	if (!skb)
 		empty++;
 	in_pass = true;
-	skb = softmq_codel_dequeue_first(&b, skb, &b.backlog, &params,
-					 &b.vars, &b.stats, &b.first,
-					 cb_len, cb_time, cb_drop, cb_pop);
+	skb = softmq_codel_dequeue_first(&b, skb, b.backlog, &params, &b.vars,
+					 &b.stats, cb_len, cb_time, b_slow, NULL);
 	in_pass = false;
 	return skb;
 }
