@@ -73,38 +73,6 @@ static inline bool softmq_codel_pass(struct codel_vars *vars,
 	return true;
 }
 
-/* Consumer: what codel_dequeue() does when its queue is empty. */
-static __always_inline void softmq_codel_empty(struct codel_vars *vars)
-{
-	vars->first_above_time = 0;
-	WRITE_ONCE(vars->dropping, false);
-}
-
-/*
- * Consumer: may @skb, the queue's next packet, taken already with
- * @backlog left behind it, go on as it is (softmq_codel_pass())?  In the
- * dropping state it is codel_dequeue()'s before the clock is read:
- * codel_dequeue() reads the clock itself, so only a packet that crosses
- * into the dropping state pays for two reads.  The clock is read before
- * @skb_time_func is asked, as codel_should_drop() does: an unstamped
- * packet's time is the clock's.
- */
-static __always_inline bool
-softmq_codel_pass_first(struct sk_buff *skb, u32 backlog,
-			const struct codel_params *params,
-			struct codel_vars *vars, struct codel_stats *stats,
-			codel_skb_len_t skb_len_func,
-			codel_skb_time_t skb_time_func)
-{
-	codel_time_t now;
-
-	if (vars->dropping)
-		return false;
-	now = codel_get_time();
-	return softmq_codel_pass(vars, params, stats, skb_len_func(skb), now,
-				 now - skb_time_func(skb), backlog);
-}
-
 /*
  * What softmq_codel_dequeue_first() calls for a packet that did not pass:
  * codel_dequeue() with @skb as the first packet its pop returns.  @ctx and
@@ -121,7 +89,11 @@ typedef struct sk_buff *(*softmq_codel_slow_t)(void *ctx, void *arg,
  * says it would hand @skb on as it is; else what @slow_func returns for
  * @skb.  The module and the equivalence test both run this, each with
  * its own @slow_func (the module's out of line, reached by a tail call).
- * @slow_arg goes to @slow_func as it is.
+ * @slow_arg goes to @slow_func as it is.  In the dropping state the
+ * packet is @slow_func's before the clock is read: codel_dequeue() reads
+ * the clock itself, so only a packet that crosses into the dropping state
+ * pays for two reads.  The clock is read before @skb_time_func is asked,
+ * as codel_should_drop() does: an unstamped packet's time is the clock's.
  */
 static __always_inline struct sk_buff *
 softmq_codel_dequeue_first(void *ctx, struct sk_buff *skb, u32 backlog,
@@ -131,13 +103,20 @@ softmq_codel_dequeue_first(void *ctx, struct sk_buff *skb, u32 backlog,
 			   codel_skb_time_t skb_time_func,
 			   softmq_codel_slow_t slow_func, void *slow_arg)
 {
+	codel_time_t now;
+
 	if (!skb) {
-		softmq_codel_empty(vars);
+		/* codel_dequeue() on an empty queue */
+		vars->first_above_time = 0;
+		WRITE_ONCE(vars->dropping, false);
 		return NULL;
 	}
-	if (softmq_codel_pass_first(skb, backlog, params, vars, stats,
-				    skb_len_func, skb_time_func))
-		return skb;
+	if (!vars->dropping) {
+		now = codel_get_time();
+		if (softmq_codel_pass(vars, params, stats, skb_len_func(skb),
+				      now, now - skb_time_func(skb), backlog))
+			return skb;
+	}
 	return slow_func(ctx, slow_arg, skb);
 }
 

@@ -146,7 +146,6 @@ static struct sk_buff *b_slow(void *ctx, void *arg, struct sk_buff *skb)
 {
 	struct side *s = ctx;
 
-	(void)arg;
 	s->first = skb;
 	return codel_dequeue(s, &s->backlog, &params, &s->vars, &s->stats,
 			     cb_len, cb_time, cb_drop, cb_pop);
