@@ -127,9 +127,9 @@ sparse() {
 	# Each port's probes are their own numbered flow on the tap (9998 is
 	# the new-flow burst's): a port given up on may still have probes
 	# queued, and the next port's restart at 0 is no reorder.
-	local sport enobufs pflow
-	for sport in 29999 28999 27999; do
-		pflow=$((sport == 29999 ? 9999 : 9997 - (28999 - sport) / 1000))
+	local port sport enobufs pflow
+	for port in 29999:9999 28999:9997 27999:9996; do
+		sport=${port%:*} pflow=${port#*:}
 		nf0=$(ina $SMQ get sd0 xstats.new_flow_count)
 		ina $FLOWS latency --dev sd0 --dst $SD_DST --sport $sport --trials 10 \
 			--flow $pflow --idle 0.8 > "$out.lat.json"
