@@ -13,6 +13,13 @@
  * steps of a fold.  @count goes below zero when the consumer folds packets
  * whose charges still sit in a producer's delta.
  *
+ * The batch has a floor, so that it does not shrink toward one packet (a
+ * shared write per packet) as CPUs are added or the limit lowered.  What
+ * the producers' deltas may hide then grows with the CPUs, and the
+ * ceiling moves up by what goes past 1/16 of the limit: the margin the
+ * admission rule keeps between where refills stop and the ceiling stays
+ * what it is without the floor (softmq_bound_batch()).
+ *
  * Producers change their CPU's delta only with this_cpu_*() operations: each
  * is one step against interrupts and preemption, so a fold forced by an IPI
  * (softmq_bound_fold_this_cpu()) or a second sender of the same CPU (on
@@ -36,10 +43,22 @@
 
 struct softmq_bound {
 	u32		max;	/* the configured limit */
-	u32		hard;	/* max + max/4: nothing gets past it */
-	s32		batch;	/* fold threshold, <= max/16/nr_cpu_ids */
+	u32		hard;	/* the ceiling: nothing gets past it */
+	s32		batch;	/* fold threshold (softmq_bound_set()) */
 	atomic_long_t	count;
 };
+
+/*
+ * The fold batches of limit and memory_limit (softmq_bound_batch()).  The
+ * floors keep a CPU from writing the shared count more often than once in
+ * 32 packets, or in 128 KiB (two 64 KiB GSO skbs), however many CPUs
+ * there are: the lag grows with the CPUs instead, as percpu_counter's
+ * does (its batch has the same floor of 32).  For memory the floor is the
+ * cap too.
+ */
+#define SOFTMQ_PKTS_BATCH_MIN	32U
+#define SOFTMQ_PKTS_BATCH_MAX	64U
+#define SOFTMQ_MEMORY_BATCH	(128U << 10)
 
 enum softmq_bound_level {
 	SOFTMQ_BOUND_UNDER,	/* below max: admit */
@@ -156,6 +175,46 @@ static inline void softmq_bound_fold_this_cpu(struct softmq_bound *b,
 }
 
 /*
+ * The fold batch and the ceiling of a limit on @nr_cpus CPUs.
+ *
+ * The batch is limit/16/nr_cpus, so that all deltas together hide less
+ * than 1/16 of the limit, kept between @batch_min and @batch_max, and
+ * never above limit/16, so that one CPU alone hides less than that.
+ * Where the floor wins (many CPUs, or a small limit) the deltas may hide
+ * up to nr_cpus * (batch - 1) (the lag), more than 1/16 of the limit,
+ * and the ceiling moves up by the difference: hard = 5/4 limit + (lag - limit/16)
+ * where that is positive.  softmq_admit() stops refills of rings that
+ * hold a packet where the count it reads is 9/8 of the limit; the backlog
+ * is then at most that plus the lag, and the ceiling is still 1/16 of the
+ * limit above it, as without the floor (docs/design.md, "Why the share
+ * shrinks").  The backlog's bound is hard + lag + one packet per CPU:
+ * limit * 21/16 + nr_cpus without the floor, limit * 19/16 + 2 * lag +
+ * nr_cpus with it.
+ */
+static inline u32 softmq_bound_batch(u32 limit, u32 batch_min, u32 batch_max,
+				     unsigned int nr_cpus)
+{
+	u32 batch = clamp(limit / 16 / nr_cpus, batch_min, batch_max);
+
+	return clamp(batch, 1U, max(limit / 16, 1U));
+}
+
+/* A delta holds less than the batch after each charge: it folds at @batch. */
+static inline u64 softmq_bound_lag(u32 batch, unsigned int nr_cpus)
+{
+	return (u64)nr_cpus * (batch - 1);
+}
+
+static inline u32 softmq_bound_hard(u32 limit, u64 lag, u64 hard_max)
+{
+	u64 hard = (u64)limit + limit / 4;
+
+	if (lag > limit / 16)
+		hard += lag - limit / 16;
+	return min(hard, hard_max);
+}
+
+/*
  * Producers read the three fields without a lock and may see a mix of old
  * and new ones for a moment; each mix still admits within the larger of
  * the two limits' bounds.  Lowering a limit drops nothing queued: new
@@ -165,8 +224,10 @@ static inline void softmq_bound_fold_this_cpu(struct softmq_bound *b,
  * (softmq_bound_fold_this_cpu() on each CPU).
  */
 static inline bool softmq_bound_set(struct softmq_bound *b, u32 max,
-				    u32 batch_max, unsigned int nr_cpus)
+				    u32 batch_min, u32 batch_max,
+				    unsigned int nr_cpus)
 {
+	u64 hard_max = U32_MAX;
 	u32 batch, hard;
 	bool shrank;
 
@@ -175,19 +236,17 @@ static inline bool softmq_bound_set(struct softmq_bound *b, u32 max,
 	 * maximum would put hard past LONG_MAX, where the count wraps
 	 * negative and reads as under.  Queued skb memory cannot come near
 	 * that on such a kernel; keep the arithmetic sound anyway, and keep
-	 * hard at 5/4 of max (so 9/8 of it, softmq_bound_room(), below hard)
-	 * by capping max, with hard at most LONG_MAX / 2.
+	 * hard at 5/4 of max or more (so 9/8 of it, softmq_bound_room(),
+	 * below hard) by capping max, with hard at most LONG_MAX / 2.
 	 */
 #if BITS_PER_LONG == 32
 	if (max > LONG_MAX / 2 / 5 * 4)
 		max = LONG_MAX / 2 / 5 * 4;
+	hard_max = LONG_MAX / 2;
 #endif
-	batch = max / 16 / nr_cpus;
-	hard = max + max / 4;
-	if (batch > batch_max)
-		batch = batch_max;
-	if (!batch)
-		batch = 1;
+	batch = softmq_bound_batch(max, batch_min, batch_max, nr_cpus);
+	hard = softmq_bound_hard(max, softmq_bound_lag(batch, nr_cpus),
+				 hard_max);
 	shrank = (s32)batch < READ_ONCE(b->batch);
 	WRITE_ONCE(b->max, max);
 	WRITE_ONCE(b->hard, hard);

@@ -97,9 +97,6 @@ static_assert(SOFTMQ_MAX_BANDS <= SOFTMQ_BAND_WOKE);
 /* How long change() waits for a previous geometry to drain, and how often it looks. */
 #define SOFTMQ_DRAIN_WAIT_MS	100
 #define SOFTMQ_DRAIN_POLL_MS	20
-/* The largest fold batches of the limit counters (softmq_bound). */
-#define SOFTMQ_PKTS_BATCH_MAX	64
-#define SOFTMQ_MEMORY_BATCH_MAX	(128 << 10)
 
 struct softmq_config {
 	u32	flows;
@@ -564,19 +561,21 @@ enum softmq_verdict {
 /*
  * Admission against limit and memory_limit, without a lock and without a
  * write: below both limits, two reads of a line written once per batch
- * (softmq_bound), and every packet is admitted.  From a limit to 5/4 of
- * it, a packet is admitted only if its ring holds less than its share of
+ * (softmq_bound), and every packet is admitted.  From a limit to its
+ * ceiling, a packet is admitted only if its ring holds less than its share of
  * each limit (at least one packet), so that a sparse flow keeps getting
  * through while the rings of the fat ones are cut.  The share is the
  * room softmq_bound_room() leaves, over the rings in use: the limit over
  * them at the limit, shrinking to nothing at 9/8 of it, so that the fat
  * flows' refills of the rings the consumer empties stop short of the
  * ceiling, where a sparse flow would be cut too.
- * From 5/4 of a limit on, nothing is admitted.  The counts a producer
- * reads understate by less than nr_cpu_ids * batch (at most 1/16 of the
- * limit, see softmq_bound_set()), and each CPU may add the packet it is
- * admitting, so the backlog stays under limit * 21/16 + nr_cpu_ids
- * packets and the memory under memory_limit * 21/16 + nr_cpu_ids skbs.
+ * From the ceiling on (5/4 of a limit, more on many CPUs), nothing is
+ * admitted.  The counts a producer reads understate by less than
+ * nr_cpu_ids * batch (the lag: up to 1/16 of the limit, more where the
+ * batch's floor wins, see softmq_bound_batch()), and each CPU may add the
+ * packet it is admitting, so the backlog stays under limit * 21/16 +
+ * nr_cpu_ids packets, or limit * 19/16 + 2 * lag + nr_cpu_ids, and the
+ * memory likewise, with one skb per CPU.
  * "Each CPU": admission and charge run in one preempt-off section, so on
  * PREEMPT_RT too at most one admitted packet per CPU is not yet charged.
  */
@@ -1608,10 +1607,10 @@ static void softmq_set_config(struct softmq_sched_data *q,
 	WRITE_ONCE(q->cfg.interval, cfg->interval);
 	WRITE_ONCE(q->cfg.ecn, cfg->ecn);
 	WRITE_ONCE(q->cfg.ce_threshold, cfg->ce_threshold);
-	shrank = softmq_bound_set(&q->pkts, cfg->limit, SOFTMQ_PKTS_BATCH_MAX,
-				  nr_cpu_ids);
+	shrank = softmq_bound_set(&q->pkts, cfg->limit, SOFTMQ_PKTS_BATCH_MIN,
+				  SOFTMQ_PKTS_BATCH_MAX, nr_cpu_ids);
 	if (softmq_bound_set(&q->memory, cfg->memory_limit,
-			     SOFTMQ_MEMORY_BATCH_MAX, nr_cpu_ids))
+			     SOFTMQ_MEMORY_BATCH, SOFTMQ_MEMORY_BATCH, nr_cpu_ids))
 		shrank = true;
 	if (shrank)
 		softmq_bound_fold_all(q);

@@ -38,11 +38,33 @@ static void check(int ok, const char *what)
 	printf("%sok %d - %s\n", ok ? "" : "not ", tests, what);
 }
 
-static void reset(struct softmq_bound *b, u32 max, u32 batch_max)
+static void reset(struct softmq_bound *b, u32 max, u32 batch_min,
+		  u32 batch_max)
 {
 	memset(cpus, 0, sizeof(cpus));
 	memset(b, 0, sizeof(*b));
-	softmq_bound_set(b, max, batch_max, nr_cpus);
+	softmq_bound_set(b, max, batch_min, batch_max, nr_cpus);
+}
+
+/* As the module sets limit and memory_limit. */
+static void reset_pkts(struct softmq_bound *b, u32 max)
+{
+	reset(b, max, SOFTMQ_PKTS_BATCH_MIN, SOFTMQ_PKTS_BATCH_MAX);
+}
+
+static void reset_mem(struct softmq_bound *b, u32 max)
+{
+	reset(b, max, SOFTMQ_MEMORY_BATCH, SOFTMQ_MEMORY_BATCH);
+}
+
+/*
+ * The stated bound on what @b admits on nr_cpus CPUs: the ceiling, plus
+ * what all deltas may hide (the lag), plus the packet each CPU may be
+ * admitting (softmq_bound_batch()).
+ */
+static long stated_bound(const struct softmq_bound *b)
+{
+	return (long)b->hard + (long)nr_cpus * (b->batch - 1) + nr_cpus;
 }
 
 /* What the bound has counted, folded or not: the true backlog. */
@@ -78,7 +100,7 @@ static void test_negative_count(void)
 	struct softmq_bound b;
 	int32_t deq = 0;
 
-	reset(&b, 10240, 64);
+	reset_pkts(&b, 10240);
 	/* One CPU queues 5, the consumer sends them and goes idle. */
 	charge_on(&b, 3, 5);
 	softmq_bound_uncharge(&b, &deq, 5);
@@ -98,7 +120,10 @@ static void test_levels(void)
 	/* memory_limit's largest value: hard is past LONG_MAX on 32-bit */
 	u32 max = 1U << 31;
 
-	reset(&b, 160, 64);
+	/* one CPU: its delta hides at most 1/16 of the limit, hard is 5/4 */
+	nr_cpus = 1;
+	reset_pkts(&b, 160);
+	nr_cpus = NCPU;
 	atomic_long_set(&b.count, 159);
 	check(softmq_bound_level(&b) == SOFTMQ_BOUND_UNDER, "limit 160: 159 is under");
 	atomic_long_set(&b.count, 160);
@@ -107,9 +132,9 @@ static void test_levels(void)
 	check(softmq_bound_level(&b) == SOFTMQ_BOUND_OVER, "limit 160: 199 is over");
 	atomic_long_set(&b.count, 200);
 	check(softmq_bound_level(&b) == SOFTMQ_BOUND_CEILING,
-	      "limit 160: 200 (5/4) is the ceiling");
+	      "limit 160, one CPU: 200 (5/4) is the ceiling");
 
-	reset(&b, max, 128 << 10);
+	reset_mem(&b, max);
 	atomic_long_set(&b.count, (long)(max / 4));
 	check(softmq_bound_level(&b) == SOFTMQ_BOUND_UNDER, "memory_limit 2 GiB: 512 MiB is under");
 #if BITS_PER_LONG > 32
@@ -147,7 +172,7 @@ static void test_exact(void)
 	long queued = 0;
 	int i, ok = 1;
 
-	reset(&b, 10240, 64);
+	reset_pkts(&b, 10240);
 	srand(1);
 	for (i = 0; i < 200000; i++) {
 		if (queued && rand() % 2) {
@@ -173,7 +198,7 @@ static void test_uncharge_fold(void)
 	int32_t deq = 0;
 	int32_t i;
 
-	reset(&b, 10240, 64);
+	reset_pkts(&b, 10240);
 	for (i = 1; i < b.batch; i++)
 		softmq_bound_uncharge(&b, &deq, 1);
 	check(deq == 1 - b.batch && atomic_long_read(&b.count) == 0,
@@ -204,7 +229,7 @@ static void test_fold_between_steps(void)
 	struct softmq_bound b;
 	int i, ok = 1;
 
-	reset(&b, 10240, 64);
+	reset_pkts(&b, 10240);
 	hook_bound = &b;
 	for (i = 0; i < 1000; i++) {
 		/* every 7th charge crosses the batch: the fold lands mid-fold */
@@ -238,23 +263,26 @@ static long admit_all(struct softmq_bound *b, unsigned int from_cpu,
 }
 
 /*
- * Lowering the limit live: 16 CPUs, 10240 (batch 40) -> 160 (batch 1).
- * Each CPU's delta holds 39 packets the consumer already sent and folded,
- * so count reads 16 x 39 = 624 below the backlog.
+ * Lowering the limit live: 16 CPUs, 10240 (batch 40) -> 160 (batch 10,
+ * its floor of 32 capped at 1/16 of the limit).  Each CPU's delta holds 39
+ * packets the consumer already sent and folded, so count reads 16 x 39 =
+ * 624 below the backlog.  *@bound: the stated bound at 160.
  */
-static long lower_limit(int fold)
+static long lower_limit(int fold, long *bound)
 {
 	struct softmq_bound b;
 	int32_t deq = 0;
 	unsigned int c;
 	bool shrank;
 
-	reset(&b, 10240, 64);
+	reset_pkts(&b, 10240);
 	for (c = 0; c < NCPU; c++)
 		charge_on(&b, c, 39);
 	softmq_bound_uncharge(&b, &deq, 39 * NCPU);
 	softmq_bound_flush(&b, &deq);
-	shrank = softmq_bound_set(&b, 160, 64, nr_cpus);
+	shrank = softmq_bound_set(&b, 160, SOFTMQ_PKTS_BATCH_MIN,
+				  SOFTMQ_PKTS_BATCH_MAX, nr_cpus);
+	*bound = stated_bound(&b);
 	if (!shrank)
 		return -1;
 	if (fold)
@@ -269,8 +297,7 @@ static long lower_limit(int fold)
 
 static void test_lower_limit(void)
 {
-	/* the stated bound: limit x 21/16 + one packet per CPU */
-	long bound = 160 * 21 / 16 + NCPU, with = lower_limit(1), without = lower_limit(0);
+	long bound, with = lower_limit(1, &bound), without = lower_limit(0, &bound);
 	char what[160];
 
 	snprintf(what, sizeof(what),
@@ -283,9 +310,10 @@ static void test_lower_limit(void)
 	{
 		struct softmq_bound b;
 
-		reset(&b, 10240, 64);
-		check(!softmq_bound_set(&b, 20480, 64, nr_cpus),
-		      "raising the limit (batch 64 -> 64) asks for no fold");
+		reset_pkts(&b, 10240);
+		check(!softmq_bound_set(&b, 20480, SOFTMQ_PKTS_BATCH_MIN,
+					SOFTMQ_PKTS_BATCH_MAX, nr_cpus),
+		      "raising the limit (batch 40 -> 64) asks for no fold");
 	}
 }
 
@@ -306,7 +334,7 @@ static long refill_stop(struct softmq_bound *b, unsigned int rings, bool burst,
 	unsigned int r;
 	bool admitted;
 
-	reset(b, 4000, 64);
+	reset_pkts(b, 4000);
 	memset(len, 0, sizeof(len));
 	atomic_long_set(&b->count, 4000);
 	*late = 0;
@@ -354,7 +382,7 @@ static void test_share(void)
 	struct softmq_bound b;
 	unsigned int i;
 
-	reset(&b, 1000, 64);
+	reset_pkts(&b, 1000);
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char what[120];
 
@@ -378,12 +406,12 @@ static void test_room(void)
 	};
 	static const unsigned int rings_in_use[] = { 4, 100, 250, 880 };
 	struct softmq_bound b;
-	unsigned int i;
+	unsigned int c, i;
 	u32 prev = ~0U;
 	long n;
 	int ok = 1;
 
-	reset(&b, 160, 64);
+	reset_pkts(&b, 160);
 	for (i = 0; i < sizeof(at160) / sizeof(at160[0]); i++) {
 		char what[80];
 
@@ -404,7 +432,7 @@ static void test_room(void)
 	check(ok, "limit 160: the room never grows with the count, never past the limit");
 
 	/* memory_limit's largest: 9/8 of it and the room still fit u32 */
-	reset(&b, 1U << 31, 128 << 10);
+	reset_mem(&b, 1U << 31);
 	if (b.max == 1U << 31) {
 		atomic_long_set(&b.count, (long)(b.max + (1U << 20)));
 		check(softmq_bound_room(&b) == ((1U << 28) - (1U << 20)) << 3,
@@ -420,33 +448,136 @@ static void test_room(void)
 	 * limit, refilled in either order.  From 9/8 of the limit (4500) on
 	 * no ring that holds a packet is admitted, only the one packet an
 	 * empty ring may always take.  With 16 packets a ring or more (250
-	 * rings and fewer here) the stop leaves the ceiling (5000) further
-	 * than the counting lag (1/16: 250), and an empty ring, a sparse
-	 * flow's, is still admitted after the lag is folded in.  With 880
-	 * rings (4.5 a ring) the empty rings' single packets alone can reach
-	 * the ceiling, and refilled in bursts they do.  A share fixed at
-	 * limit / rings admits into non-empty rings past 9/8 in every case.
+	 * rings and fewer here) the stop leaves the ceiling further than the
+	 * counting lag, and an empty ring, a sparse flow's, is still admitted
+	 * after the lag is folded in: on one CPU the ceiling is 5000 and the
+	 * lag 250 (1/16); on 16 the batch's floor (32) makes the lag 496, and
+	 * the ceiling moves up to 5246 with it.  With 880 rings (4.5 a ring)
+	 * the empty rings' single packets alone can reach the ceiling, and
+	 * refilled in bursts they do.  A share fixed at limit / rings admits
+	 * into non-empty rings past 9/8 in every case.
 	 */
-	for (i = 0; i < sizeof(rings_in_use) / sizeof(rings_in_use[0]); i++) {
-		unsigned int rings = rings_in_use[i];
-		int burst;
+	for (c = 0; c < 2; c++) {
+		nr_cpus = c ? NCPU : 1;
+		for (i = 0; i < sizeof(rings_in_use) / sizeof(rings_in_use[0]); i++) {
+			unsigned int rings = rings_in_use[i];
+			int burst;
 
-		for (burst = 0; burst < 2; burst++) {
-			unsigned int late;
-			char what[200];
-			bool ok;
+			for (burst = 0; burst < 2; burst++) {
+				unsigned int late;
+				char what[240];
+				long lag;
+				bool ok;
 
-			n = refill_stop(&b, rings, burst, &late);
-			ok = !late && n <= 4500 + (long)rings;
-			if (rings <= 4000 / 16)
-				ok = ok && n + 250 < 5000;
-			snprintf(what, sizeof(what),
-				 "limit 4000, %u empty rings refilled %s: stop at %ld, %u admitted past 4500 into a non-empty ring (0%s)",
-				 rings, burst ? "in bursts" : "round robin", n, late,
-				 rings <= 4000 / 16 ? "; stop + lag 250 < ceiling 5000" : "");
-			check(ok, what);
+				n = refill_stop(&b, rings, burst, &late);
+				/* what the deltas may hide, 1/16 at least */
+				lag = (long)nr_cpus * (b.batch - 1);
+				if (lag < 4000 / 16)
+					lag = 4000 / 16;
+				ok = !late && n <= 4500 + (long)rings;
+				if (rings <= 4000 / 16)
+					ok = ok && n + lag < (long)b.hard;
+				snprintf(what, sizeof(what),
+					 "limit 4000 on %u CPU(s), %u empty rings refilled %s: stop at %ld, %u admitted past 4500 into a non-empty ring (0); stop + lag %ld %s ceiling %u",
+					 nr_cpus, rings, burst ? "in bursts" : "round robin",
+					 n, late, lag,
+					 n + lag < (long)b.hard ? "<" : ">=", b.hard);
+				check(ok, what);
+			}
 		}
 	}
+	nr_cpus = NCPU;
+}
+
+/*
+ * The batch's floor: limit/16/nr_cpu_ids would shrink toward a fold (a
+ * shared write) per packet as CPUs are added; the floor stops it at 32
+ * packets and 128 KiB, never above 1/16 of the limit, and the ceiling
+ * moves up by the lag past 1/16.
+ */
+static void test_floor(void)
+{
+	static const struct {
+		bool mem;
+		u32 max, cpus, batch, hard;
+	} cases[] = {
+		/* the defaults up to 16 CPUs: 640 / CPUs, at most 64 */
+		{ 0, 10240, 8, 64, 12800 }, { 0, 10240, 16, 40, 12800 },
+		/* 64 CPUs: 10 without the floor, 2 at 256; lag 1984 / 7936 */
+		{ 0, 10240, 64, 32, 12800 + 1984 - 640 },
+		{ 0, 10240, 256, 32, 12800 + 7936 - 640 },
+		/* limit 1000 on 8 CPUs: 7 without the floor */
+		{ 0, 1000, 8, 32, 1250 + 248 - 62 },
+		/* small limits: never above 1/16 of the limit, nor below 1 */
+		{ 0, 160, 16, 10, 200 + 144 - 10 }, { 0, 16, 2, 1, 20 },
+		{ 0, 1, 2, 1, 1 },
+		/* memory_limit 32 MiB: 8 KiB at 256 CPUs without the floor */
+		{ 1, 32 << 20, 8, 128 << 10, 40 << 20 },
+		{ 1, 32 << 20, 256, 128 << 10, (40 << 20) + (32 << 20) - 256 - (2 << 20) },
+		/* 64 KiB: 4 KiB a CPU at most */
+		{ 1, 64 << 10, 2, 4 << 10, (80 << 10) + (8 << 10) - 2 - (4 << 10) },
+	};
+	unsigned int i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct softmq_bound b;
+		char what[160];
+
+		nr_cpus = cases[i].cpus;
+		if (cases[i].mem)
+			reset_mem(&b, cases[i].max);
+		else
+			reset_pkts(&b, cases[i].max);
+		snprintf(what, sizeof(what),
+			 "%s %u on %u CPUs: batch %d (want %u), ceiling %u (want %u)",
+			 cases[i].mem ? "memory_limit" : "limit", cases[i].max,
+			 cases[i].cpus, b.batch, cases[i].batch, b.hard,
+			 cases[i].hard);
+		check(b.batch == (s32)cases[i].batch && b.hard == cases[i].hard,
+		      what);
+	}
+	nr_cpus = NCPU;
+}
+
+/*
+ * The stated bound where the floor wins, at its worst: limit 1000 on 16
+ * CPUs (batch 32, ceiling 1250 + 496 - 62), 15 CPUs' deltas holding 31
+ * queued packets each, out of the count, then CPU 0 flooding alone.  And
+ * the same with a batch of 62 the ceiling was not set for (a batch past
+ * what the stated bound covers): more is admitted than the bound allows.
+ */
+static long flood_hidden(struct softmq_bound *b, s32 force_batch)
+{
+	unsigned int c;
+	long hidden = 0;
+
+	reset_pkts(b, 1000);
+	if (force_batch)
+		b->batch = force_batch;
+	for (c = 1; c < NCPU; c++) {
+		charge_on(b, c, b->batch - 1);
+		hidden += b->batch - 1;
+	}
+	return hidden + admit_all(b, 0, 1);
+}
+
+static void test_floor_bound(void)
+{
+	struct softmq_bound b;
+	long bound, n;
+	char what[160];
+
+	n = flood_hidden(&b, 0);
+	bound = stated_bound(&b);
+	snprintf(what, sizeof(what),
+		 "limit 1000 on 16 CPUs, 15 deltas full, one CPU flooding: backlog %ld, bound %ld",
+		 n, bound);
+	check(n > 1000 + 15 * 31 && n <= bound, what);
+	n = flood_hidden(&b, 62);
+	snprintf(what, sizeof(what),
+		 "the same with a batch of 62 the ceiling does not allow for: %ld > %ld, the case can fail",
+		 n, bound);
+	check(n > bound, what);
 }
 
 int main(void)
@@ -460,6 +591,8 @@ int main(void)
 	test_uncharge_fold();
 	test_fold_between_steps();
 	test_lower_limit();
+	test_floor();
+	test_floor_bound();
 	printf("1..%d\n", tests);
 	return failed ? 1 : 0;
 }

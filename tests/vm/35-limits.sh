@@ -5,7 +5,8 @@
 # packets/s per TX queue, so a flood really queues.  Peaks are sampled back
 # to back over netlink while the flood runs (smq.py peak); the stated
 # bound (tc-softmq(8), OVERLOAD) is limit * 21/16 + one packet per CPU and
-# memory_limit * 21/16 + one skb per CPU.
+# memory_limit * 21/16 + one skb per CPU, more where the counters' fold
+# batch is at its floor (bound() below).
 #
 #   defaults     no options: limit 10240, memory_limit 32 MiB; under mq on
 #                a 4-queue device, each child 2560 packets and 8 MiB
@@ -47,8 +48,8 @@
 #                producers' unfolded per-CPU counts (see lower_fold): 63
 #                packets sent from each CPU at limit 10240 (fold batch 64),
 #                limit lowered to 160 with the device nearly stopped, a
-#                flood from CPU 0 alone: peak backlog within 160 * 21/16 +
-#                one per CPU; then memory_limit lowered to 64 KiB the same
+#                flood from CPU 0 alone: peak backlog within its bound;
+#                then memory_limit lowered to 64 KiB the same
 #                way: peak memory_usage within its bound
 # The parts memory, mq and lower run where tests/vm/quick-plan says (make
 # check); make check-full runs them on every line.
@@ -70,7 +71,35 @@ RATE=2000 FLOOD_S=2
 LOWER="1000 100 100"
 case $SMQ_LINE in *-kasan|*-kcsan|*-arm64) RATE=200 FLOOD_S=6 LOWER="300 30 10";; esac
 
-bound() { echo $(($1 * 21 / 16 + NCPU)); }   # limit -> the stated peak bound
+# The counters' ceiling and lag (include/softmq_bound.h,
+# softmq_bound_batch()) of limit $1 with a fold batch floor $2 and cap $3:
+# the batch is limit/16/nr_cpu_ids between them, never above limit/16; the
+# lag, what the CPUs' unfolded deltas may hide, nr_cpu_ids * (batch - 1);
+# the ceiling 5/4 of the limit plus the lag past 1/16 of it.  Sets B_HARD
+# and B_LAG.
+bound_geometry() {
+	local lim=$1 b
+	b=$((lim / 16 / NR_CPU_IDS))
+	[ "$b" -ge "$2" ] || b=$2
+	[ "$b" -le "$3" ] || b=$3
+	[ "$b" -le $((lim / 16)) ] || b=$((lim / 16))
+	[ "$b" -ge 1 ] || b=1
+	B_LAG=$((NR_CPU_IDS * (b - 1)))
+	B_HARD=$((lim + lim / 4))
+	[ "$B_LAG" -le $((lim / 16)) ] || B_HARD=$((B_HARD + B_LAG - lim / 16))
+}
+# The stated bound (tc-softmq(8)): the ceiling, plus the lag (1/16 of the
+# limit at least), plus one packet of $4 units per CPU.
+limit_bound() {
+	local lag
+	bound_geometry "$1" "$2" "$3"
+	lag=$B_LAG
+	[ "$lag" -ge $(($1 / 16)) ] || lag=$(($1 / 16))
+	echo $((B_HARD + lag + NR_CPU_IDS * $4))
+}
+ceiling() { bound_geometry "$1" 32 64; echo "$B_HARD"; }   # limit -> its ceiling
+bound() { limit_bound "$1" 32 64 1; }   # limit -> the stated peak backlog
+mbound() { limit_bound "$1" $((128 << 10)) $((128 << 10)) "$2"; }   # memory_limit, skb truesize
 
 # flood NAME OUT [flows.py send args...]: the flood in the background (its
 # JSON in OUT.send.json), peaks sampled until it ends (OUT.peak: one line
@@ -240,7 +269,7 @@ SKB_FLOOR=512
 # device took only in part
 memory() {
 	local name=$1 mlim=$2 tsz=$3 len=$4 req=$5 out=$SMQ_OUT/$1; shift 5
-	local why="" peak om mu bnd=$((mlim * 21 / 16 + NCPU * tsz)) qpk floor=$((len + SKB_FLOOR))
+	local why="" peak om mu bnd=$(mbound "$mlim" "$tsz") qpk floor=$((len + SKB_FLOOR))
 	sd_setup && slowdev_set rate_pps $RATE && sd_qdisc memory_limit "$mlim" ||
 		{ fail "$name" "setup"; return; }
 	flood_start "$out" --procs 2 --sndbuf 8388608 "$@"
@@ -289,7 +318,7 @@ lower_live() {
 	local name=limits-lower-live out=$SMQ_OUT/lower why=""
 	local d0 q0 o0 d1 q1 o1 nob lim to rate ceil
 	read -r lim to rate <<< "$LOWER"
-	ceil=$((to + to / 4))
+	ceil=$(ceiling "$to")
 	# codel 0: CoDel would drop from the standing queue this case keeps
 	sd_setup && slowdev_set rate_pps "$rate" && sd_qdisc limit "$lim" codel 0 &&
 		egress_counter_on ina sd0 || { fail $name "setup"; return; }
@@ -313,23 +342,24 @@ lower_live() {
 }
 # lower-fold: each CPU's producers count into a delta of their own, folded
 # into the shared count once it reaches the batch (limit / 16 / nr_cpu_ids,
-# at most 64 packets and 128 KiB).  After a change to a lower limit a CPU
-# that sends nothing keeps its delta of the old batch out of the count:
-# the bound (limit * 21/16 + one packet per CPU) must hold anyway.  At
-# limit 10240 (batch 64) 63 packets from each CPU leave deltas of up to 63
-# (less what bypassed the qdisc, counted below), and the device sends them
-# (the consumer's fold takes them off the count).  The limit lowered to 160
-# (batch 5, ceiling 200, bound 212) with the device nearly stopped, a
-# flood from CPU 0 only: its own delta folds with its first packet, CPU
-# 1's stays out of the count, so without a fold at the change the backlog
-# reaches 200 + CPU 1's delta.  Then memory_limit the same way: lowered to
-# 64 KiB (batch 2 KiB) while CPU 1 still holds its 63 skbs' truesize
-# (under 128 KiB of 64-byte datagrams) unfolded.
+# from 32 to 64 packets and 128 KiB, at most 1/16 of the limit).  After a
+# change to a lower limit a CPU that sends nothing keeps its delta of the
+# old batch out of the count: the bound (bound(), mbound()) must hold
+# anyway.  At limit 10240 (batch 64) 63 packets from each CPU leave deltas
+# of up to 63 (less what bypassed the qdisc, counted below), and the
+# device sends them (the consumer's fold takes them off the count).  The
+# limit lowered to 160 (on 2 CPUs: batch 10, ceiling 208, bound 228) with
+# the device nearly stopped, a flood from CPU 0 only: its own delta folds
+# with its first packet, CPU 1's stays out of the count, so without a fold
+# at the change the backlog reaches the ceiling + CPU 1's delta.  Then
+# memory_limit the same way: lowered to 64 KiB (batch 4 KiB) while CPU 1
+# still holds its 63 skbs' truesize (under 128 KiB of 64-byte datagrams)
+# unfolded.
 lower_fold() {
 	local name=limits-lower-fold out=$SMQ_OUT/fold swhy="" why="" mwhy="" FLOOD_S=$((FLOOD_S / 2))
 	local ok pk byp dr charged o0 o1 m0 m1 peak mlim=$((64 << 10)) mbnd mpeak
 	[ "$NCPU" -ge 2 ] || { fail $name "one CPU: nothing to leave unfolded"; return; }
-	mbnd=$((mlim * 21 / 16 + NCPU * 4096))
+	mbnd=$(mbound "$mlim" 4096)
 	sd_setup && slowdev_set rate_pps 1000 &&
 		sd_qdisc limit 10240 memory_limit $((32 << 20)) codel 0 || { fail $name "setup"; return; }
 	$INA $FLOWS send --dst $IP_D --flows 126 --count 1 --procs 2 --cpus 0,1 --size 64 \

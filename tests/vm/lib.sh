@@ -55,6 +55,8 @@ export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 mkdir -p "$SMQ_OUT"
 SMQ_ORIG_DEFAULT_QDISC=$(sysctl -n net.core.default_qdisc 2>/dev/null || echo fq_codel)
 NCPU=$(nproc)
+# nr_cpu_ids: the possible CPUs, hotplug slots included ("0-15" -> 16)
+NR_CPU_IDS=$(( $(sed 's/.*[-,]//' /sys/devices/system/cpu/possible) + 1 ))
 CPUS=$(seq -s, 0 $((NCPU - 1)))
 
 # ---------------------------------------------------------------- case lines
