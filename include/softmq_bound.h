@@ -44,7 +44,7 @@
 struct softmq_bound {
 	u32		max;	/* the configured limit */
 	u32		hard;	/* the ceiling: nothing gets past it */
-	s32		batch;	/* fold threshold (softmq_bound_set()) */
+	s32		batch;	/* fold threshold (softmq_bound_batch()) */
 	atomic_long_t	count;
 };
 
@@ -177,19 +177,19 @@ static inline void softmq_bound_fold_this_cpu(struct softmq_bound *b,
 /*
  * The fold batch and the ceiling of a limit on @nr_cpus CPUs.
  *
- * The batch is limit/16/nr_cpus, so that all deltas together hide less
- * than 1/16 of the limit, kept between @batch_min and @batch_max, and
- * never above limit/16, so that one CPU alone hides less than that.
- * Where the floor wins (many CPUs, or a small limit) the deltas may hide
- * up to nr_cpus * (batch - 1) (the lag), more than 1/16 of the limit,
- * and the ceiling moves up by the difference: hard = 5/4 limit + (lag - limit/16)
- * where that is positive.  softmq_admit() stops refills of rings that
- * hold a packet where the count it reads is 9/8 of the limit; the backlog
- * is then at most that plus the lag, and the ceiling is still 1/16 of the
- * limit above it, as without the floor (docs/design.md, "Why the share
- * shrinks").  The backlog's bound is hard + lag + one packet per CPU:
- * limit * 21/16 + nr_cpus without the floor, limit * 19/16 + 2 * lag +
- * nr_cpus with it.
+ * The batch is limit/16/nr_cpus, so that all producers' deltas together
+ * hide less than 1/16 of the limit and the consumer's less than that over
+ * nr_cpus, kept between @batch_min and @batch_max, and never above
+ * limit/16, so that one CPU alone hides less than 1/16.  Where the floor
+ * wins (many CPUs, or a small limit), the producers' deltas may hide up to
+ * nr_cpus * (batch - 1) (the lag) and the consumer's may make the count
+ * read batch - 1 high, and the ceiling moves up by what each goes past
+ * those shares.  softmq_admit() stops refills of rings that hold a packet
+ * where the count it reads is 9/8 of the limit, and what is left below
+ * the ceiling for the single packets of empty rings (a sparse flow's) is
+ * then what it is without the floor (docs/design.md, "Why the share
+ * shrinks").  The backlog's bound is hard + lag + one packet per CPU
+ * (the consumer's delta only makes the count read high).
  */
 static inline u32 softmq_bound_batch(u32 limit, u32 batch_min, u32 batch_max,
 				     unsigned int nr_cpus)
@@ -205,13 +205,17 @@ static inline u64 softmq_bound_lag(u32 batch, unsigned int nr_cpus)
 	return (u64)nr_cpus * (batch - 1);
 }
 
-static inline u32 softmq_bound_hard(u32 limit, u64 lag, u64 hard_max)
+static inline u32 softmq_bound_hard(u32 limit, u32 batch,
+				    unsigned int nr_cpus, u64 hard_max)
 {
+	u64 lag = softmq_bound_lag(batch, nr_cpus);
 	u64 hard = (u64)limit + limit / 4;
 
 	if (lag > limit / 16)
 		hard += lag - limit / 16;
-	return min(hard, hard_max);
+	if (batch - 1 > limit / 16 / nr_cpus)
+		hard += batch - 1 - limit / 16 / nr_cpus;
+	return (u32)min(hard, hard_max);
 }
 
 /*
@@ -237,7 +241,8 @@ static inline bool softmq_bound_set(struct softmq_bound *b, u32 max,
 	 * negative and reads as under.  Queued skb memory cannot come near
 	 * that on such a kernel; keep the arithmetic sound anyway, and keep
 	 * hard at 5/4 of max or more (so 9/8 of it, softmq_bound_room(),
-	 * below hard) by capping max, with hard at most LONG_MAX / 2.
+	 * below hard) by capping max, with hard at most LONG_MAX / 2 (which
+	 * may take back some of the floor's raise there, and only there).
 	 */
 #if BITS_PER_LONG == 32
 	if (max > LONG_MAX / 2 / 5 * 4)
@@ -245,8 +250,7 @@ static inline bool softmq_bound_set(struct softmq_bound *b, u32 max,
 	hard_max = LONG_MAX / 2;
 #endif
 	batch = softmq_bound_batch(max, batch_min, batch_max, nr_cpus);
-	hard = softmq_bound_hard(max, softmq_bound_lag(batch, nr_cpus),
-				 hard_max);
+	hard = softmq_bound_hard(max, batch, nr_cpus, hard_max);
 	shrank = (s32)batch < READ_ONCE(b->batch);
 	WRITE_ONCE(b->max, max);
 	WRITE_ONCE(b->hard, hard);

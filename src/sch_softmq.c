@@ -570,12 +570,12 @@ enum softmq_verdict {
  * flows' refills of the rings the consumer empties stop short of the
  * ceiling, where a sparse flow would be cut too.
  * From the ceiling on (5/4 of a limit, more on many CPUs), nothing is
- * admitted.  The counts a producer reads understate by less than
- * nr_cpu_ids * batch (the lag: up to 1/16 of the limit, more where the
- * batch's floor wins, see softmq_bound_batch()), and each CPU may add the
- * packet it is admitting, so the backlog stays under limit * 21/16 +
- * nr_cpu_ids packets, or limit * 19/16 + 2 * lag + nr_cpu_ids, and the
- * memory likewise, with one skb per CPU.
+ * admitted.  The counts a producer reads understate by up to
+ * nr_cpu_ids * (batch - 1) (the lag: less than 1/16 of the limit, more
+ * where the batch's floor wins, see softmq_bound_batch()), and each CPU
+ * may add the packet it is admitting, so the backlog stays under the
+ * ceiling + the lag + nr_cpu_ids packets: limit * 21/16 + nr_cpu_ids
+ * without the floor.  The memory likewise, with one skb per CPU.
  * "Each CPU": admission and charge run in one preempt-off section, so on
  * PREEMPT_RT too at most one admitted packet per CPU is not yet charged.
  */
@@ -1610,7 +1610,8 @@ static void softmq_set_config(struct softmq_sched_data *q,
 	shrank = softmq_bound_set(&q->pkts, cfg->limit, SOFTMQ_PKTS_BATCH_MIN,
 				  SOFTMQ_PKTS_BATCH_MAX, nr_cpu_ids);
 	if (softmq_bound_set(&q->memory, cfg->memory_limit,
-			     SOFTMQ_MEMORY_BATCH, SOFTMQ_MEMORY_BATCH, nr_cpu_ids))
+			     SOFTMQ_MEMORY_BATCH, SOFTMQ_MEMORY_BATCH,
+			     nr_cpu_ids))
 		shrank = true;
 	if (shrank)
 		softmq_bound_fold_all(q);

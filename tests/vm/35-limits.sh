@@ -75,8 +75,9 @@ case $SMQ_LINE in *-kasan|*-kcsan|*-arm64) RATE=200 FLOOD_S=6 LOWER="300 30 10";
 # softmq_bound_batch()) of limit $1 with a fold batch floor $2 and cap $3:
 # the batch is limit/16/nr_cpu_ids between them, never above limit/16; the
 # lag, what the CPUs' unfolded deltas may hide, nr_cpu_ids * (batch - 1);
-# the ceiling 5/4 of the limit plus the lag past 1/16 of it.  Sets B_HARD
-# and B_LAG.
+# the ceiling 5/4 of the limit plus the lag past 1/16 of it, plus the
+# consumer's batch - 1 past 1/16 of it over nr_cpu_ids.  Sets B_HARD and
+# B_LAG.
 bound_geometry() {
 	local lim=$1 b
 	b=$((lim / 16 / NR_CPU_IDS))
@@ -87,6 +88,8 @@ bound_geometry() {
 	B_LAG=$((NR_CPU_IDS * (b - 1)))
 	B_HARD=$((lim + lim / 4))
 	[ "$B_LAG" -le $((lim / 16)) ] || B_HARD=$((B_HARD + B_LAG - lim / 16))
+	[ $((b - 1)) -le $((lim / 16 / NR_CPU_IDS)) ] ||
+		B_HARD=$((B_HARD + b - 1 - lim / 16 / NR_CPU_IDS))
 }
 # The stated bound (tc-softmq(8)): the ceiling, plus the lag (1/16 of the
 # limit at least), plus one packet of $4 units per CPU.
@@ -348,7 +351,7 @@ lower_live() {
 # anyway.  At limit 10240 (batch 64) 63 packets from each CPU leave deltas
 # of up to 63 (less what bypassed the qdisc, counted below), and the
 # device sends them (the consumer's fold takes them off the count).  The
-# limit lowered to 160 (on 2 CPUs: batch 10, ceiling 208, bound 228) with
+# limit lowered to 160 (on 2 CPUs: batch 10, ceiling 212, bound 232) with
 # the device nearly stopped, a flood from CPU 0 only: its own delta folds
 # with its first packet, CPU 1's stays out of the count, so without a fold
 # at the change the backlog reaches the ceiling + CPU 1's delta.  Then
