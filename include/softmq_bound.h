@@ -15,8 +15,8 @@
  *
  * The batch has a floor, so that it does not shrink toward one packet (a
  * shared write per packet) as CPUs are added or the limit lowered.  What
- * the producers' deltas may hide then grows with the CPUs, and the
- * ceiling moves up by what goes past 1/16 of the limit: the margin the
+ * the producers' and the consumer's deltas may hide then grows, and the
+ * ceiling moves up by what goes past their shares of it: the margin the
  * admission rule keeps between where refills stop and the ceiling stays
  * what it is without the floor (softmq_bound_batch()).
  *
