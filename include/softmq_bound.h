@@ -199,16 +199,11 @@ static inline u32 softmq_bound_batch(u32 limit, u32 batch_min, u32 batch_max,
 	return clamp(batch, 1U, max(limit / 16, 1U));
 }
 
-/* A delta holds less than the batch after each charge: it folds at @batch. */
-static inline u64 softmq_bound_lag(u32 batch, unsigned int nr_cpus)
-{
-	return (u64)nr_cpus * (batch - 1);
-}
-
 static inline u32 softmq_bound_hard(u32 limit, u32 batch,
 				    unsigned int nr_cpus, u64 hard_max)
 {
-	u64 lag = softmq_bound_lag(batch, nr_cpus);
+	/* A delta holds less than the batch after each charge. */
+	u64 lag = (u64)nr_cpus * (batch - 1);
 	u64 hard = (u64)limit + limit / 4;
 
 	if (lag > limit / 16)
