@@ -53,12 +53,17 @@ struct softmq_bound {
  * floors keep a CPU from writing the shared count more often than once in
  * 32 packets, or in 128 KiB (two 64 KiB GSO skbs), however many CPUs
  * there are: the lag grows with the CPUs instead, as percpu_counter's
- * does (its batch has the same floor of 32).  For memory the floor is the
- * cap too.
+ * does (its batch has the same floor of 32).  The caps matter only where
+ * limit/16/nr_cpu_ids is large (few CPUs): they keep the count that
+ * admission reads within a few hundred packets of the backlog there, at
+ * a fold in 128 packets or 256 KiB.  At the default limits they are
+ * reached below 8 CPUs (limit/16/8 is 80 packets and 256 KiB), so from 8
+ * CPUs on the batch is limit/16/nr_cpu_ids, down to the floor.
  */
 #define SOFTMQ_PKTS_BATCH_MIN	32U
-#define SOFTMQ_PKTS_BATCH_MAX	64U
-#define SOFTMQ_MEMORY_BATCH	(128U << 10)
+#define SOFTMQ_PKTS_BATCH_MAX	128U
+#define SOFTMQ_MEMORY_BATCH_MIN	(128U << 10)
+#define SOFTMQ_MEMORY_BATCH_MAX	(256U << 10)
 
 enum softmq_bound_level {
 	SOFTMQ_BOUND_UNDER,	/* below max: admit */

@@ -1610,7 +1610,7 @@ static void softmq_set_config(struct softmq_sched_data *q,
 	shrank = softmq_bound_set(&q->pkts, cfg->limit, SOFTMQ_PKTS_BATCH_MIN,
 				  SOFTMQ_PKTS_BATCH_MAX, nr_cpu_ids);
 	if (softmq_bound_set(&q->memory, cfg->memory_limit,
-			     SOFTMQ_MEMORY_BATCH, SOFTMQ_MEMORY_BATCH,
+			     SOFTMQ_MEMORY_BATCH_MIN, SOFTMQ_MEMORY_BATCH_MAX,
 			     nr_cpu_ids))
 		shrank = true;
 	if (shrank)

@@ -54,7 +54,7 @@ static void reset_pkts(struct softmq_bound *b, u32 max)
 
 static void reset_mem(struct softmq_bound *b, u32 max)
 {
-	reset(b, max, SOFTMQ_MEMORY_BATCH, SOFTMQ_MEMORY_BATCH);
+	reset(b, max, SOFTMQ_MEMORY_BATCH_MIN, SOFTMQ_MEMORY_BATCH_MAX);
 }
 
 /*
@@ -313,7 +313,7 @@ static void test_lower_limit(void)
 		reset_pkts(&b, 10240);
 		check(!softmq_bound_set(&b, 20480, SOFTMQ_PKTS_BATCH_MIN,
 					SOFTMQ_PKTS_BATCH_MAX, nr_cpus),
-		      "raising the limit (batch 40 -> 64) asks for no fold");
+		      "raising the limit (batch 40 -> 80) asks for no fold");
 	}
 }
 
@@ -502,8 +502,9 @@ static void test_floor(void)
 		bool mem;
 		u32 max, cpus, batch, hard;
 	} cases[] = {
-		/* the defaults up to 16 CPUs: 640 / CPUs, at most 64 */
-		{ 0, 10240, 8, 64, 12800 }, { 0, 10240, 16, 40, 12800 },
+		/* the defaults up to 16 CPUs: 640 / CPUs, at most 128 */
+		{ 0, 10240, 1, 128, 12800 }, { 0, 10240, 4, 128, 12800 },
+		{ 0, 10240, 8, 80, 12800 }, { 0, 10240, 16, 40, 12800 },
 		/* 64 CPUs: 10 without the floor, 2 at 256; lag 1984 / 7936 */
 		{ 0, 10240, 64, 32, 12800 + 1984 - 640 + 31 - 10 },
 		{ 0, 10240, 256, 32, 12800 + 7936 - 640 + 31 - 2 },
@@ -512,8 +513,10 @@ static void test_floor(void)
 		/* small limits: never above 1/16 of the limit, nor below 1 */
 		{ 0, 160, 16, 10, 200 + 144 - 10 + 9 - 0 }, { 0, 16, 2, 1, 20 },
 		{ 0, 1, 2, 1, 1 },
-		/* memory_limit 32 MiB: 8 KiB at 256 CPUs without the floor */
-		{ 1, 32 << 20, 8, 128 << 10, 40 << 20 },
+		/* memory_limit 32 MiB: 256 KiB at most, 8 KiB at 256 CPUs without the floor */
+		{ 1, 32 << 20, 2, 256 << 10, 40 << 20 },
+		{ 1, 32 << 20, 8, 256 << 10, 40 << 20 },
+		{ 1, 32 << 20, 16, 128 << 10, 40 << 20 },
 		{ 1, 32 << 20, 256, 128 << 10,
 		  (40 << 20) + (32 << 20) - 256 - (2 << 20) + (128 << 10) - 1 - (8 << 10) },
 		/* 64 KiB: 4 KiB a CPU at most */

@@ -46,7 +46,7 @@
 #                counted in drop_overlimit
 #   lower-fold-limit, lower-fold-memory  a limit lowered under the
 #                producers' unfolded per-CPU counts (see lower_fold): 63
-#                packets sent from each CPU at limit 10240 (fold batch 64),
+#                packets sent from each CPU at limit 10240 (fold batch 128),
 #                limit lowered to 160 with the device nearly stopped, a
 #                flood from CPU 0 alone: peak backlog within its bound;
 #                then memory_limit lowered to 64 KiB the same
@@ -100,9 +100,10 @@ limit_bound() {
 	[ "$lag" -ge $(($1 / 16)) ] || lag=$(($1 / 16))
 	echo $((B_HARD + lag + NR_CPU_IDS * $4))
 }
-ceiling() { bound_geometry "$1" 32 64; echo "$B_HARD"; }   # limit -> its ceiling
-bound() { limit_bound "$1" 32 64 1; }   # limit -> the stated peak backlog
-mbound() { limit_bound "$1" $((128 << 10)) $((128 << 10)) "$2"; }   # memory_limit, skb truesize
+# SOFTMQ_PKTS_BATCH_MIN/_MAX and SOFTMQ_MEMORY_BATCH_MIN/_MAX (softmq_bound.h)
+ceiling() { bound_geometry "$1" 32 128; echo "$B_HARD"; }   # limit -> its ceiling
+bound() { limit_bound "$1" 32 128 1; }   # limit -> the stated peak backlog
+mbound() { limit_bound "$1" $((128 << 10)) $((256 << 10)) "$2"; }   # memory_limit, skb truesize
 
 # flood NAME OUT [flows.py send args...]: the flood in the background (its
 # JSON in OUT.send.json), peaks sampled until it ends (OUT.peak: one line
@@ -345,10 +346,10 @@ lower_live() {
 }
 # lower-fold: each CPU's producers count into a delta of their own, folded
 # into the shared count once it reaches the batch (limit / 16 / nr_cpu_ids,
-# from 32 to 64 packets and 128 KiB, at most 1/16 of the limit).  After a
-# change to a lower limit a CPU that sends nothing keeps its delta of the
+# from 32 to 128 packets and 128 to 256 KiB, at most 1/16 of the limit).
+# After a change to a lower limit a CPU that sends nothing keeps its delta of the
 # old batch out of the count: the bound (bound(), mbound()) must hold
-# anyway.  At limit 10240 (batch 64) 63 packets from each CPU leave deltas
+# anyway.  At limit 10240 (batch 128) 63 packets from each CPU leave deltas
 # of up to 63 (less what bypassed the qdisc, counted below), and the
 # device sends them (the consumer's fold takes them off the count).  The
 # limit lowered to 160 (on 2 CPUs: batch 10, ceiling 212, bound 232) with
@@ -356,7 +357,7 @@ lower_live() {
 # with its first packet, CPU 1's stays out of the count, so without a fold
 # at the change the backlog reaches the ceiling + CPU 1's delta.  Then
 # memory_limit the same way: lowered to 64 KiB (batch 4 KiB) while CPU 1
-# still holds its 63 skbs' truesize (under 128 KiB of 64-byte datagrams)
+# still holds its 63 skbs' truesize (under 256 KiB of 64-byte datagrams)
 # unfolded.
 lower_fold() {
 	local name=limits-lower-fold out=$SMQ_OUT/fold swhy="" why="" mwhy="" FLOOD_S=$((FLOOD_S / 2))
