@@ -100,10 +100,23 @@ limit_bound() {
 	[ "$lag" -ge $(($1 / 16)) ] || lag=$(($1 / 16))
 	echo $((B_HARD + lag + NR_CPU_IDS * $4))
 }
-# SOFTMQ_PKTS_BATCH_MIN/_MAX and SOFTMQ_MEMORY_BATCH_MIN/_MAX (softmq_bound.h)
-ceiling() { bound_geometry "$1" 32 128; echo "$B_HARD"; }   # limit -> its ceiling
-bound() { limit_bound "$1" 32 128 1; }   # limit -> the stated peak backlog
-mbound() { limit_bound "$1" $((128 << 10)) $((256 << 10)) "$2"; }   # memory_limit, skb truesize
+# The batches' floors and caps, read from the header the module is built
+# from, so that the two cannot disagree.
+bound_const() {
+	local v
+	v=$(sed -n "s/^#define $1[[:space:]]\{1,\}//p" "$SMQ_REPO/include/softmq_bound.h")
+	v=${v//U/}
+	[ -n "$v" ] && echo $((v))
+}
+PKTS_BATCH="$(bound_const SOFTMQ_PKTS_BATCH_MIN) $(bound_const SOFTMQ_PKTS_BATCH_MAX)"
+MEMORY_BATCH="$(bound_const SOFTMQ_MEMORY_BATCH_MIN) $(bound_const SOFTMQ_MEMORY_BATCH_MAX)"
+case "$PKTS_BATCH $MEMORY_BATCH" in
+*[!0-9\ ]*|" "*|*"  "*|*" ")
+	fail limits-batch "softmq_bound.h: no batch constants ($PKTS_BATCH / $MEMORY_BATCH)"; exit 0;;
+esac
+ceiling() { bound_geometry "$1" $PKTS_BATCH; echo "$B_HARD"; }   # limit -> its ceiling
+bound() { limit_bound "$1" $PKTS_BATCH 1; }   # limit -> the stated peak backlog
+mbound() { limit_bound "$1" $MEMORY_BATCH "$2"; }   # memory_limit, skb truesize
 
 # flood NAME OUT [flows.py send args...]: the flood in the background (its
 # JSON in OUT.send.json), peaks sampled until it ends (OUT.peak: one line
