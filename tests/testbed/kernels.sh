@@ -211,9 +211,17 @@ EOF
 #   sid lines: the headers extracted into the sid chroot (its amd64
 #     linux-kbuild is there from the line's own fetch) and the cross gcc
 #     installed there with apt.
+# cross_kbuild ABI ARCH: the linux-kbuild package linux-headers-ABI:ARCH
+# depends on, or nothing where the lists lack those headers.
+cross_kbuild() {
+	# apt-cache fails for a package the lists lack: that is the answer
+	papt apt-cache depends "linux-headers-$1:$2" 2>/dev/null |
+		awk '$1 == "Depends:" && $2 ~ /^linux-kbuild-/ {sub(/:.*/, "", $2); print $2; exit}' ||
+		true
+}
 fetch_cross() {
 	local target=$1 base flav arch gnu envf benv babi abi tc debs dir kd
-	local kbuild gccv tcdir p why
+	local kbuild gccv tcdir p why wanted abi_wanted=""
 	base=${target%%-*}; flav=${target#*-}
 	arch=$(cross_arch "$flav") || die "unknown cross target '$target'"
 	gnu=$(cross_gnu_type "$arch")
@@ -227,19 +235,34 @@ fetch_cross() {
 		log "$target: $abi (cached)"
 		return 0
 	fi
+	# a stand-in ABI (below) stays while the index is still left out
+	if [ -e "$envf" ] && grep -qx "WANTED_ABI=$abi" "$envf" &&
+	   [ -n "$(papt_left_out "$arch")" ]; then
+		log "$target: $(sed -n 's/^ABI=//p' "$envf") for $abi (cached)"
+		return 0
+	fi
 	papt_update || die "$target: no apt lists"
+	kbuild=$(cross_kbuild "$abi" "$arch")
+	if [ -z "$kbuild" ]; then
+		why=$(papt_left_out "$arch")
+		[ -n "$why" ] || die "$target: no linux-headers-$abi:$arch in the lists"
+		# The line's ABI is in a suite whose $arch index could not be
+		# fetched (a point release's security update, say): build and
+		# boot the newest $flav ABI of the same kernel version that the
+		# other suites have, rather than nothing.  The env's WANTED_ABI
+		# says which ABI it stands in for.
+		wanted=$(papt apt-cache search --names-only \
+			"^linux-headers-${babi%%-*}-[0-9]+-$flav\$" 2>/dev/null |
+			awk '{print $1}' | sort -V | tail -n 1) || true
+		wanted=${wanted#linux-headers-}
+		[ -n "$wanted" ] && kbuild=$(cross_kbuild "$wanted" "$arch")
+		[ -n "$kbuild" ] || { echo "$target: no linux-headers-$abi:$arch: $why" >&2; exit 2; }
+		log "$target: no linux-headers-$abi:$arch ($why): $wanted stands in"
+		abi_wanted=$abi abi=$wanted
+	fi
 	log "$target: fetching the $abi headers"
 	debs=$CACHE/debs/$abi
 	rm -rf "$debs"; mkdir -p "$debs"
-	# apt-cache fails for a package the lists lack: that is the test below
-	kbuild=$(papt apt-cache depends "linux-headers-$abi:$arch" 2>/dev/null |
-		awk '$1 == "Depends:" && $2 ~ /^linux-kbuild-/ {sub(/:.*/, "", $2); print $2; exit}') ||
-		kbuild=""
-	if [ -z "$kbuild" ]; then
-		why=$(papt_left_out "$arch")
-		[ -z "$why" ] || { echo "$target: no linux-headers-$abi:$arch: $why" >&2; exit 2; }
-		die "$target: no linux-headers-$abi:$arch in the lists"
-	fi
 	(cd "$debs" && download "linux-headers-$abi:$arch" "linux-headers-${abi%-"$flav"}-common" "$kbuild:amd64")
 	if [ "$tc" = host ]; then
 		dir=$CACHE/cross/$abi
@@ -296,6 +319,7 @@ CROSS_ARCH=$arch
 CROSS_BIN=$tcdir
 CROSS_VARS="DEB_HOST_ARCH=$arch DEB_HOST_GNU_TYPE=$gnu"
 EOF
+	[ -z "$abi_wanted" ] || echo "WANTED_ABI=$abi_wanted" >> "$envf"
 	log "$target: $abi ready"
 }
 
