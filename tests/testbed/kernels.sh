@@ -235,28 +235,36 @@ fetch_cross() {
 		log "$target: $abi (cached)"
 		return 0
 	fi
-	# a stand-in ABI (below) stays while the index is still left out
+	papt_update || die "$target: no apt lists"
+	# a stand-in ABI (below) is kept until the lists are refreshed
 	if [ -e "$envf" ] && grep -qx "WANTED_ABI=$abi" "$envf" &&
-	   [ -n "$(papt_left_out "$arch")" ]; then
+	   [ "$envf" -nt "$PAPT/lists.stamp" ]; then
 		log "$target: $(sed -n 's/^ABI=//p' "$envf") for $abi (cached)"
 		return 0
 	fi
-	papt_update || die "$target: no apt lists"
 	kbuild=$(cross_kbuild "$abi" "$arch")
 	if [ -z "$kbuild" ]; then
 		why=$(papt_left_out "$arch")
 		[ -n "$why" ] || die "$target: no linux-headers-$abi:$arch in the lists"
-		# The line's ABI is in a suite whose $arch index could not be
-		# fetched (a point release's security update, say): build and
-		# boot the newest $flav ABI of the same kernel version that the
-		# other suites have, rather than nothing.  The env's WANTED_ABI
-		# says which ABI it stands in for.
-		wanted=$(papt apt-cache search --names-only \
-			"^linux-headers-${babi%%-*}-[0-9]+-$flav\$" 2>/dev/null |
-			awk '{print $1}' | sort -V | tail -n 1) || true
+		# An index of $arch could not be fetched, and the line's ABI is
+		# not in the others (a point release's security update, say):
+		# build and boot the newest $flav ABI of the same kernel version
+		# that they have, rather than nothing.  Only ABIs of the form
+		# VERSION-N-FLAVOUR (6.1's) have one.  The env's WANTED_ABI says
+		# which ABI it stands in for; the lists are asked again after
+		# each refresh, so the line's own comes back once its index does.
+		wanted=$(papt apt-cache pkgnames "linux-headers-${babi%%-*}-" 2>/dev/null |
+			grep -E "^linux-headers-$(echo "${babi%%-*}" | sed 's/[.+]/\\&/g')-[0-9]+-$flav\$" |
+			sort -V | tail -n 1) || true
 		wanted=${wanted#linux-headers-}
 		[ -n "$wanted" ] && kbuild=$(cross_kbuild "$wanted" "$arch")
 		[ -n "$kbuild" ] || { echo "$target: no linux-headers-$abi:$arch: $why" >&2; exit 2; }
+		if [ -e "$envf" ] && grep -qx "ABI=$wanted" "$envf"; then
+			sed -i '/^WANTED_ABI=/d' "$envf"
+			echo "WANTED_ABI=$abi" >> "$envf"
+			log "$target: $wanted for $abi (cached)"
+			return 0
+		fi
 		log "$target: no linux-headers-$abi:$arch ($why): $wanted stands in"
 		abi_wanted=$abi abi=$wanted
 	fi
