@@ -102,18 +102,21 @@ limit_bound() {
 }
 # The batches' floors and caps, read from the header the module is built
 # from, so that the two cannot disagree.
+# Only numbers, shifts and parentheses are evaluated: a name would read
+# as an unset shell variable, 0.
 bound_const() {
 	local v
 	v=$(sed -n "s/^#define $1[[:space:]]\{1,\}//p" "$SMQ_REPO/include/softmq_bound.h")
 	v=${v//U/}
-	[ -n "$v" ] && echo $((v))
+	[[ $v =~ ^[0-9\ \(\)\<]+$ ]] && echo $((v))
 }
-PKTS_BATCH="$(bound_const SOFTMQ_PKTS_BATCH_MIN) $(bound_const SOFTMQ_PKTS_BATCH_MAX)"
-MEMORY_BATCH="$(bound_const SOFTMQ_MEMORY_BATCH_MIN) $(bound_const SOFTMQ_MEMORY_BATCH_MAX)"
-case "$PKTS_BATCH $MEMORY_BATCH" in
-*[!0-9\ ]*|" "*|*"  "*|*" ")
-	fail limits-batch "softmq_bound.h: no batch constants ($PKTS_BATCH / $MEMORY_BATCH)"; exit 0;;
-esac
+read -r PMIN PMAX MMIN MMAX <<< "$(bound_const SOFTMQ_PKTS_BATCH_MIN) $(bound_const SOFTMQ_PKTS_BATCH_MAX) $(bound_const SOFTMQ_MEMORY_BATCH_MIN) $(bound_const SOFTMQ_MEMORY_BATCH_MAX)"
+if [ -z "$MMAX" ] || [ "$PMIN" -lt 1 ] || [ "$PMIN" -gt "$PMAX" ] ||
+   [ "$MMIN" -lt 1 ] || [ "$MMIN" -gt "$MMAX" ]; then
+	fail limits-batch "softmq_bound.h: no usable batch constants (read: ${PMIN:-?} ${PMAX:-?} ${MMIN:-?} ${MMAX:-?})"
+	exit 0
+fi
+PKTS_BATCH="$PMIN $PMAX" MEMORY_BATCH="$MMIN $MMAX"
 ceiling() { bound_geometry "$1" $PKTS_BATCH; echo "$B_HARD"; }   # limit -> its ceiling
 bound() { limit_bound "$1" $PKTS_BATCH 1; }   # limit -> the stated peak backlog
 mbound() { limit_bound "$1" $MEMORY_BATCH "$2"; }   # memory_limit, skb truesize
