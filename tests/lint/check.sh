@@ -164,9 +164,10 @@ for line in "${LINES[@]}"; do
 			fail "build-$target" "kernels.sh fetch-cross $target failed: $(grep -v '^Get:' "$log" | tail -n 1) (log: ${log#"$REPO"/})"
 			continue
 		fi
-		standin=$(sed -n 's/^WANTED_ABI=//p' "$(line_env "$target")")
+		tenv=$(line_env "$target")
+		standin=$(sed -n 's/^WANTED_ABI=//p' "$tenv")
 		[ -z "$standin" ] ||
-			echo "    # build-$target: $(sed -n 's/^ABI=//p' "$(line_env "$target")") stands in for $standin (its index could not be fetched: tests/README.md)"
+			echo "    # build-$target: $(sed -n 's/^ABI=//p' "$tenv") stands in for $standin (its index could not be fetched: tests/README.md)"
 		log=$OUT/cross-$target-build.log
 		"$TB/build.sh" "$target" > "$log" 2>&1
 		rc=$?

@@ -200,6 +200,15 @@ EOF
 }
 
 # ------------------------------------------------------------ cross targets
+# cross_kbuild ABI ARCH: the linux-kbuild package linux-headers-ABI:ARCH
+# depends on, or nothing where the lists lack those headers.
+cross_kbuild() {
+	# apt-cache fails for a package the lists lack: that is the answer
+	papt apt-cache depends "linux-headers-$1:$2" 2>/dev/null |
+		awk '$1 == "Depends:" && $2 ~ /^linux-kbuild-/ {sub(/:.*/, "", $2); print $2; exit}' ||
+		true
+}
+
 # fetch_cross TARGET: the TARGET flavour's headers at the ABI its base line
 # (fetched first) has, for a W=1 build only: nothing of it boots.
 #   host lines: headers + common + the amd64 linux-kbuild (fixdep, modpost
@@ -211,14 +220,6 @@ EOF
 #   sid lines: the headers extracted into the sid chroot (its amd64
 #     linux-kbuild is there from the line's own fetch) and the cross gcc
 #     installed there with apt.
-# cross_kbuild ABI ARCH: the linux-kbuild package linux-headers-ABI:ARCH
-# depends on, or nothing where the lists lack those headers.
-cross_kbuild() {
-	# apt-cache fails for a package the lists lack: that is the answer
-	papt apt-cache depends "linux-headers-$1:$2" 2>/dev/null |
-		awk '$1 == "Depends:" && $2 ~ /^linux-kbuild-/ {sub(/:.*/, "", $2); print $2; exit}' ||
-		true
-}
 fetch_cross() {
 	local target=$1 base flav arch gnu envf benv babi abi tc debs dir kd
 	local kbuild gccv tcdir p why wanted abi_wanted=""
@@ -260,8 +261,7 @@ fetch_cross() {
 		[ -n "$wanted" ] && kbuild=$(cross_kbuild "$wanted" "$arch")
 		[ -n "$kbuild" ] || { echo "$target: no linux-headers-$abi:$arch: $why" >&2; exit 2; }
 		if [ -e "$envf" ] && grep -qx "ABI=$wanted" "$envf"; then
-			sed -i '/^WANTED_ABI=/d' "$envf"
-			echo "WANTED_ABI=$abi" >> "$envf"
+			sed -i "s/^WANTED_ABI=.*/WANTED_ABI=$abi/" "$envf"
 			log "$target: $wanted for $abi (cached)"
 			return 0
 		fi
