@@ -329,14 +329,29 @@ static inline bool softmq_ring_unspilled(const struct softmq_ring *r)
 }
 
 /*
- * The spill side of peek and pop, out of line: a pop that finds its slot
- * never comes here, nor one of a ring that has not spilled.
+ * The spill side of peek and pop, out of line: a pop that finds head's
+ * item in its slot or first on the sorted list never comes here, nor one
+ * of a ring that has not spilled.
  */
 static noinline void *softmq_ring_peek_spilled(struct softmq_ring *r)
 {
 	struct softmq_spill **list = softmq_ring_spilled(r);
 
 	return list ? *list : NULL;
+}
+
+/* Consumer: takes the first item of @list, which is head's. */
+static __always_inline void *softmq_spill_take(struct softmq_ring *r,
+					       struct softmq_spill **list)
+{
+	struct softmq_spill *s = *list;
+
+	*list = s->next;
+	s->next = NULL;
+	s->pos = 0;
+	/* Release: pairs with the producers' acquire in softmq_ring_fits(). */
+	smp_store_release(&r->head, (r->head + 1) & SOFTMQ_RING_POS_MASK);
+	return s;
 }
 
 /*
@@ -347,17 +362,8 @@ static noinline void *softmq_ring_peek_spilled(struct softmq_ring *r)
 static __always_inline void *__softmq_ring_pop_spilled(struct softmq_ring *r)
 {
 	struct softmq_spill **list = softmq_ring_spilled(r);
-	struct softmq_spill *s;
 
-	if (!list)
-		return NULL;
-	s = *list;
-	*list = s->next;
-	s->next = NULL;
-	s->pos = 0;
-	/* Release: pairs with the producers' acquire in softmq_ring_fits(). */
-	smp_store_release(&r->head, (r->head + 1) & SOFTMQ_RING_POS_MASK);
-	return s;
+	return list ? softmq_spill_take(r, list) : NULL;
 }
 
 static noinline void *softmq_ring_pop_spilled(struct softmq_ring *r)
@@ -405,6 +411,23 @@ static inline void *softmq_ring_pop_slot(struct softmq_ring *r)
 }
 
 /*
+ * Consumer, after softmq_ring_pop_slot() found head's slot empty: takes
+ * head's item if it is the first of the sorted spill list.  A ring whose
+ * backlog stays deeper than its slots spills every push, and its pops
+ * then all end here: inline, they make no call.  NULL leaves the rest
+ * (the stack not yet taken, the late list) to softmq_ring_pop_spilled(),
+ * behind softmq_ring_unspilled() as after softmq_ring_pop_slot().
+ */
+static inline void *softmq_ring_pop_listed(struct softmq_ring *r)
+{
+	struct softmq_spill *s = r->spill_first;
+
+	if (!s || s->pos != r->head)
+		return NULL;
+	return softmq_spill_take(r, &r->spill_first);
+}
+
+/*
  * Consumer.  No item at head and nothing spilled: the ring may be empty, or
  * head's push is in flight (softmq_ring_retire() tells them apart).  No
  * acquire: the item is not read.
@@ -420,6 +443,8 @@ static inline void *softmq_ring_pop(struct softmq_ring *r)
 {
 	void *item = softmq_ring_pop_slot(r);
 
+	if (!item)
+		item = softmq_ring_pop_listed(r);
 	if (item || softmq_ring_unspilled(r))
 		return item;
 	return softmq_ring_pop_spilled(r);

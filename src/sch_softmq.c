@@ -702,8 +702,9 @@ static void softmq_note_occupancy(struct softmq_sched_data *q,
 }
 
 /*
- * Consumer: softmq_ring_take() where head's slot was empty and the ring
- * has spilled.  Out of line, so that the per-packet path (a slot taken,
+ * Consumer: softmq_ring_take() where head's item was neither in its slot
+ * nor first on the sorted spill list, and the ring has spilled.  Out of
+ * line, so that the per-packet path (a slot or the list's first taken,
  * or an empty pop: per packet at low load) saves no registers for a call
  * it does not make.
  */
@@ -719,14 +720,16 @@ softmq_ring_take_spilled(struct softmq_ring *ring)
 
 /*
  * Consumer: the next packet of @ring, its bytes off the ring's count.
- * softmq_ring_pop() in its parts, the spilled one out of line.  Always
- * inlined: once per packet.
+ * softmq_ring_pop() in its parts, the stack and the late list out of
+ * line.  Always inlined: once per packet.
  */
 static __always_inline struct sk_buff *
 softmq_ring_take(struct softmq_ring *ring)
 {
 	struct sk_buff *skb = softmq_ring_pop_slot(ring);
 
+	if (!skb)
+		skb = softmq_ring_pop_listed(ring);
 	if (!skb)
 		return softmq_ring_unspilled(ring) ? NULL :
 		       softmq_ring_take_spilled(ring);
