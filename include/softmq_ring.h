@@ -244,6 +244,20 @@ static inline bool softmq_spill_append(struct softmq_ring *r,
 	return true;
 }
 
+/* Consumer: takes the first item of @list, which is head's. */
+static __always_inline void *softmq_spill_take(struct softmq_ring *r,
+					       struct softmq_spill **list)
+{
+	struct softmq_spill *s = *list;
+
+	*list = s->next;
+	s->next = NULL;
+	s->pos = 0;
+	/* Release: pairs with the producers' acquire in softmq_ring_fits(). */
+	smp_store_release(&r->head, (r->head + 1) & SOFTMQ_RING_POS_MASK);
+	return s;
+}
+
 /*
  * Consumer: take the spill stack (llist_del_all(); the xchg is fully
  * ordered, so every item's next and pos are seen) and sort it in.
@@ -329,29 +343,15 @@ static inline bool softmq_ring_unspilled(const struct softmq_ring *r)
 }
 
 /*
- * The spill side of peek and pop, out of line: a pop that finds head's
- * item in its slot or first on the sorted list never comes here, nor one
- * of a ring that has not spilled.
+ * The spill side of peek and pop, out of line: a peek or pop that finds
+ * head's item in its slot never comes here, nor a pop that finds it first
+ * on the main list, nor one of a ring that has not spilled.
  */
 static noinline void *softmq_ring_peek_spilled(struct softmq_ring *r)
 {
 	struct softmq_spill **list = softmq_ring_spilled(r);
 
 	return list ? *list : NULL;
-}
-
-/* Consumer: takes the first item of @list, which is head's. */
-static __always_inline void *softmq_spill_take(struct softmq_ring *r,
-					       struct softmq_spill **list)
-{
-	struct softmq_spill *s = *list;
-
-	*list = s->next;
-	s->next = NULL;
-	s->pos = 0;
-	/* Release: pairs with the producers' acquire in softmq_ring_fits(). */
-	smp_store_release(&r->head, (r->head + 1) & SOFTMQ_RING_POS_MASK);
-	return s;
 }
 
 /*
@@ -412,13 +412,14 @@ static inline void *softmq_ring_pop_slot(struct softmq_ring *r)
 
 /*
  * Consumer, after softmq_ring_pop_slot() found head's slot empty: takes
- * head's item if it is the first of the sorted spill list.  A ring whose
- * backlog stays deeper than its slots spills every push, and its pops
- * then all end here: inline, they make no call.  NULL leaves the rest
- * (the stack not yet taken, the late list) to softmq_ring_pop_spilled(),
- * behind softmq_ring_unspilled() as after softmq_ring_pop_slot().
+ * head's item if it is the first of the main spill list (spill_first).
+ * A ring whose backlog stays deeper than its slots spills every push, and
+ * nearly all its pops end here, inline, without a call: only the one that
+ * takes the next batch off the stack, or finds head's item on the late
+ * list, goes on to softmq_ring_pop_spilled(), behind
+ * softmq_ring_unspilled() as after softmq_ring_pop_slot().
  */
-static inline void *softmq_ring_pop_listed(struct softmq_ring *r)
+static __always_inline void *softmq_ring_pop_listed(struct softmq_ring *r)
 {
 	struct softmq_spill *s = r->spill_first;
 

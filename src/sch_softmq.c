@@ -703,10 +703,10 @@ static void softmq_note_occupancy(struct softmq_sched_data *q,
 
 /*
  * Consumer: softmq_ring_take() where head's item was neither in its slot
- * nor first on the sorted spill list, and the ring has spilled.  Out of
- * line, so that the per-packet path (a slot or the list's first taken,
- * or an empty pop: per packet at low load) saves no registers for a call
- * it does not make.
+ * nor first on the main spill list, and the ring has spilled.  Out of
+ * line, so that the per-packet path (a slot or the main list's first
+ * taken, or an empty pop: per packet at low load) saves no registers for
+ * a call it does not make.
  */
 static noinline struct sk_buff *
 softmq_ring_take_spilled(struct softmq_ring *ring)

@@ -185,8 +185,8 @@ proctype waker()
 
 	store(W, MARK, 1);		/* Q: set_bit(idx, t->active[band]); */
 	/* softmq_band_note() */
-	mb(W);				/* H:625 smp_mb__after_atomic(); */
-	load(W, HINT, h);		/* H:626 if (!test_bit(band, hints)) */
+	mb(W);				/* H:626 smp_mb__after_atomic(); */
+	load(W, HINT, h);		/* H:627 if (!test_bit(band, hints)) */
 	if
 	:: !h -> store(W, HINT, 1)	/* H: set_bit(band, hints); */
 	:: else -> skip
@@ -204,16 +204,16 @@ proctype consumer()
 	:: else ->
 		/* Q: if (softmq_band_clear_hint(&t->band_hints, band, t->active[band], n)) */
 		d_step { cclear = nst[HINT] };
-		store(C, HINT, 0);	/* H:675 clear_bit(band, hints); */
+		store(C, HINT, 0);	/* H:676 clear_bit(band, hints); */
 #ifndef MUT_NO_CLEAR_HINT_MB
-		mb(C);			/* H:677 smp_mb__after_atomic(); */
+		mb(C);			/* H:678 smp_mb__after_atomic(); */
 #endif
-		load(C, MARK, m);	/* H:678 if (softmq_active_next(map, n, 0) >= n) */
+		load(C, MARK, m);	/* H:679 if (softmq_active_next(map, n, 0) >= n) */
 		if
 		:: m ->
-			store(C, HINT, 1);	/* H:680 set_bit(band, hints); */
+			store(C, HINT, 1);	/* H:681 set_bit(band, hints); */
 			csaw = 1
-		:: else -> skip		/* H:679 return true; */
+		:: else -> skip		/* H:680 return true; */
 		fi
 	fi;
 	cdone = 1
@@ -225,22 +225,22 @@ proctype producer()
 	bit m, h;
 
 	/* Q: } else if (unlikely(!softmq_ring_seen(t->active[band], idx, */
-	load(P, MARK, m);		/* H:730 if (!test_bit(idx, map)) */
+	load(P, MARK, m);		/* H:731 if (!test_bit(idx, map)) */
 	if
 	:: m ->
 #ifndef MUT_NO_SEEN_MB
-		mb(P);			/* H:733 smp_mb(); */
+		mb(P);			/* H:734 smp_mb(); */
 #endif
-		load(P, HINT, h)	/* H:734 return test_bit(band, hints); */
-	:: else -> h = 0		/* H:731 return false; */
+		load(P, HINT, h)	/* H:735 return test_bit(band, hints); */
+	:: else -> h = 0		/* H:732 return false; */
 	fi;
 	if
 	:: !h ->
 		/* the helper: mark and note ourselves */
 		store(P, MARK, 1);	/* Q: set_bit(idx, t->active[band]); */
 		/* Q: softmq_band_note(&t->band_hints, band); */
-		mb(P);			/* H:625 smp_mb__after_atomic(); */
-		load(P, HINT, h);	/* H:626 if (!test_bit(band, hints)) */
+		mb(P);			/* H:626 smp_mb__after_atomic(); */
+		load(P, HINT, h);	/* H:627 if (!test_bit(band, hints)) */
 		if
 		:: !h -> store(P, HINT, 1)	/* H: set_bit(band, hints); */
 		:: else -> skip

@@ -23,7 +23,7 @@
  *   private computation around it folded in (atomic/d_step).  Each step's
  *   comment quotes the code it stands for:
  *     H:nnn  include/softmq_ring.h line nnn      } checked by
- *     Q:     src/sch_softmq.c (text only)        } check-model-map.sh
+ *     Q:     src/sch_softmq.c (text only)        } check-model-map.py
  *     K:     Linux 6.12 include/net/sch_generic.h, net/core/dev.c (not checked)
  *   Two merges are exact, not approximations:
  *   - pop's "slot = NULL" and "head = h + 1" are one step: producers never
@@ -313,15 +313,15 @@ byte blocked_from[NR];		/* P4: first position behind a stopped producer */
  */
 inline ring_retire()
 {
-	atomic {				/* H:747 long t = atomic_long_read(&r->tail); */
+	atomic {				/* H:748 long t = atomic_long_read(&r->tail); */
 		t2 = tail[idx];
-		ok = (t2 / 2 == head[idx])	/* H:749 if (softmq_ring_pos(t) != r->head) */
+		ok = (t2 / 2 == head[idx])	/* H:750 if (softmq_ring_pos(t) != r->head) */
 	};
 	if
 	:: ok ->
 #ifndef MUT_RETIRE_ORDER
-		mark[idx] = 0;			/* H:751 clear_bit(idx, map); */
-		atomic {			/* H:757 if (atomic_long_try_cmpxchg(&r->tail, &t, t | SOFTMQ_RING_IDLE)) */
+		mark[idx] = 0;			/* H:752 clear_bit(idx, map); */
+		atomic {			/* H:758 if (atomic_long_try_cmpxchg(&r->tail, &t, t | SOFTMQ_RING_IDLE)) */
 			if
 			:: tail[idx] == t2 -> tail[idx] = t2 | 1
 			:: else -> ok = 0
@@ -339,7 +339,7 @@ inline ring_retire()
 #endif
 		if
 #ifndef MUT_RETIRE_NOSET
-		:: !ok -> mark[idx] = 1		/* H:759 set_bit(idx, map); */
+		:: !ok -> mark[idx] = 1		/* H:760 set_bit(idx, map); */
 #endif
 		:: else -> skip
 		fi
@@ -481,7 +481,7 @@ inline band_dequeue()
 	   };
 	   if
 	   :: it == 0 ->
-		/* softmq_ring_spilled(): consumer-private, then the stack */
+		/* softmq_ring_pop_listed(), softmq_ring_spilled(): consumer-private, then the stack */
 		d_step {			/* H: if (r->spill_first && r->spill_first->pos == r->head) */
 			SPILL_FIND(idx)
 		};
