@@ -1181,6 +1181,45 @@ static struct sk_buff *softmq_table_dequeue(struct Qdisc *sch,
 	return NULL;
 }
 
+/*
+ * Consumer: the round robin's next packet where it is the cursor ring's,
+ * taken without the lap.  On a backlogged band each dequeue but one a
+ * quantum serves the ring it served last, and the table's walk (its
+ * frame, the band loop, the sparse-flow test, the lap's set-up) cost as
+ * much as the take.  @hints, read by the caller, has a band bit and no
+ * WOKE bit set: no ring woke since the sparse-flow pass last looked.
+ * The first hinted band is the one the walk would serve, and its cursor
+ * ring is the lap's first if it is marked, and no new flow is due: then
+ * this is the walk's first step, as it would take it.  NULL for anything
+ * else (a ring woke or is being served as new, the cursor ring unmarked,
+ * out of credit, empty or busy): the walk then runs as ever, and takes
+ * from where this left the ring.
+ */
+static noinline struct sk_buff *softmq_cursor_dequeue(struct Qdisc *sch,
+						      struct softmq_table *t,
+						      unsigned long hints)
+{
+	struct softmq_sched_data *q = qdisc_priv(sch);
+	unsigned int band = __ffs(hints);
+	unsigned long idx = t->cursor[band];
+	struct softmq_ring *ring;
+	struct sk_buff *skb;
+
+	if (t->new_idx[band] < t->nr_rings || t->woke_pending[band] ||
+	    !test_bit(idx, t->active[band]))
+		return NULL;
+	ring = READ_ONCE(t->rings[band * t->nr_rings + idx]);
+	if (!ring || ring->deficit <= 0)
+		return NULL;
+	skb = q->codel ? softmq_codel_dequeue(sch, ring) :
+			 softmq_ring_take(ring);
+	if (!skb)
+		return NULL;
+	WRITE_ONCE(ring->deficit, ring->deficit - qdisc_pkt_len(skb));
+	softmq_ring_drained(q, t, band, idx, ring);
+	return skb;
+}
+
 /* Consumer, or any caller once no producer can reach @t. */
 static bool softmq_table_idle(const struct softmq_table *t)
 {
@@ -1232,6 +1271,7 @@ static struct sk_buff *softmq_dequeue(struct Qdisc *sch)
 	struct softmq_sched_data *q = qdisc_priv(sch);
 	bool need_retry = true;
 	struct softmq_table *t;
+	unsigned long hints;
 	struct sk_buff *skb;
 
 	q->dequeues++;
@@ -1248,10 +1288,17 @@ retry:
 	/*
 	 * No band hinted: every band would be skipped (its test_bit()).
 	 * The empty dequeue that ends each burst, per packet at low load,
-	 * stops at this load.
+	 * stops at this load.  A ring that woke (a WOKE bit) has the walk
+	 * look for new flows: at low load, where every packet wakes its
+	 * ring, the cursor's shortcut is not even called.
 	 */
-	if (!skb && !q->draining && softmq_hinted(READ_ONCE(t->band_hints)))
-		skb = softmq_table_dequeue(sch, t, need_retry);
+	hints = READ_ONCE(t->band_hints);
+	if (!skb && !q->draining && softmq_hinted(hints)) {
+		if (hints == softmq_hinted(hints))
+			skb = softmq_cursor_dequeue(sch, t, hints);
+		if (!skb)
+			skb = softmq_table_dequeue(sch, t, need_retry);
+	}
 	if (unlikely(q->cstats.drop_count))
 		softmq_codel_report(sch);
 	if (skb) {
