@@ -397,7 +397,9 @@ inline pop_retire()
  * push marks again, a bounded number of times).  The code's start of the
  * lap at a marked cursor ring without the scan (at_cursor) is not written
  * out: its read of the cursor's mark is the first read the scan below
- * makes, and a scan from a marked cursor returns the cursor.
+ * makes, and a scan from a marked cursor returns the cursor.  Nor is
+ * softmq_cursor_dequeue(), which is that same first step taken before
+ * the walk (a NULL from it runs the walk, which visits the ring again).
  */
 inline band_dequeue()
 {
