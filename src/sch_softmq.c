@@ -948,6 +948,31 @@ static __always_inline void softmq_ring_drained(struct softmq_sched_data *q,
 }
 
 /*
+ * Consumer: the next packet of ring @idx of @band, through CoDel where it
+ * is on, charged to the ring's deficit; the ring retired if the pop left
+ * it alone and empty (softmq_ring_drained()).  NULL if it is empty or its
+ * head is claimed but not yet published.  The step that the sparse-flow
+ * pass, the lap and the cursor's shortcut each take: always inlined into
+ * the three, so that none pays a call for it.
+ */
+static __always_inline struct sk_buff *
+softmq_ring_serve(struct Qdisc *sch, struct softmq_table *t,
+		  unsigned int band, unsigned long idx,
+		  struct softmq_ring *ring)
+{
+	struct softmq_sched_data *q = qdisc_priv(sch);
+	struct sk_buff *skb;
+
+	skb = q->codel ? softmq_codel_dequeue(sch, ring) :
+			 softmq_ring_take(ring);
+	if (!skb)
+		return NULL;
+	WRITE_ONCE(ring->deficit, ring->deficit - qdisc_pkt_len(skb));
+	softmq_ring_drained(q, t, band, idx, ring);
+	return skb;
+}
+
+/*
  * Consumer: the ring of @band to serve as a new (sparse) flow, or nr_rings
  * for none.  A marked ring the consumer has not met since it woke (marked,
  * not known) is a new flow: it is served before the band's backlogged
@@ -1085,14 +1110,9 @@ static struct sk_buff *softmq_band_dequeue(struct Qdisc *sch,
 				WRITE_ONCE(t->new_idx[band], n);
 				continue;
 			}
-			skb = q->codel ? softmq_codel_dequeue(sch, ring) :
-					 softmq_ring_take(ring);
-			if (skb) {
-				WRITE_ONCE(ring->deficit,
-					   ring->deficit - qdisc_pkt_len(skb));
-				softmq_ring_drained(q, t, band, idx, ring);
+			skb = softmq_ring_serve(sch, t, band, idx, ring);
+			if (skb)
 				return skb;
-			}
 			/*
 			 * Empty.  One a push in flight keeps marked is the
 			 * lap's.  No second scan: the lap serves whatever woke
@@ -1137,15 +1157,9 @@ static struct sk_buff *softmq_band_dequeue(struct Qdisc *sch,
 			busy_from = n;
 			continue;
 		}
-		skb = NULL;
-		if (ring)
-			skb = q->codel ? softmq_codel_dequeue(sch, ring) :
-					 softmq_ring_take(ring);
+		skb = ring ? softmq_ring_serve(sch, t, band, idx, ring) : NULL;
 		if (skb) {
-			WRITE_ONCE(ring->deficit,
-				   ring->deficit - qdisc_pkt_len(skb));
 			t->cursor[band] = idx;
-			softmq_ring_drained(q, t, band, idx, ring);
 			return skb;
 		}
 		if (ring && softmq_ring_idle(q, t, band, idx, ring))
@@ -1199,11 +1213,9 @@ static noinline struct sk_buff *softmq_cursor_dequeue(struct Qdisc *sch,
 						      struct softmq_table *t,
 						      unsigned long hints)
 {
-	struct softmq_sched_data *q = qdisc_priv(sch);
 	unsigned int band = __ffs(hints);
 	unsigned long idx = t->cursor[band];
 	struct softmq_ring *ring;
-	struct sk_buff *skb;
 
 	if (t->new_idx[band] < t->nr_rings || t->woke_pending[band] ||
 	    !test_bit(idx, t->active[band]))
@@ -1211,13 +1223,7 @@ static noinline struct sk_buff *softmq_cursor_dequeue(struct Qdisc *sch,
 	ring = READ_ONCE(t->rings[band * t->nr_rings + idx]);
 	if (!ring || ring->deficit <= 0)
 		return NULL;
-	skb = q->codel ? softmq_codel_dequeue(sch, ring) :
-			 softmq_ring_take(ring);
-	if (!skb)
-		return NULL;
-	WRITE_ONCE(ring->deficit, ring->deficit - qdisc_pkt_len(skb));
-	softmq_ring_drained(q, t, band, idx, ring);
-	return skb;
+	return softmq_ring_serve(sch, t, band, idx, ring);
 }
 
 /* Consumer, or any caller once no producer can reach @t. */
