@@ -1200,20 +1200,19 @@ static struct sk_buff *softmq_table_dequeue(struct Qdisc *sch,
  * taken without the lap.  On a backlogged band each dequeue but one a
  * quantum serves the ring it served last, and the table's walk (its
  * frame, the band loop, the sparse-flow test, the lap's set-up) cost as
- * much as the take.  @hints, read by the caller, has a band bit and no
- * WOKE bit set: no ring woke since the sparse-flow pass last looked.
- * The first hinted band is the one the walk would serve, and its cursor
- * ring is the lap's first if it is marked, and no new flow is due: then
- * this is the walk's first step, as it would take it.  NULL for anything
- * else (a ring woke or is being served as new, the cursor ring unmarked,
- * out of credit, empty or busy): the walk then runs as ever, and takes
- * from where this left the ring.
+ * much as the take.  @band is the first band the caller found hinted,
+ * the one the walk would serve, and its WOKE bit was clear: no ring of it
+ * woke since the sparse-flow pass last looked.  Its cursor ring is the
+ * lap's first if it is marked, and no new flow is due (the rest of
+ * softmq_band_new_pending()): then this is the walk's first step, as it
+ * would take it.  NULL for anything else (a ring being served as new or
+ * found woken, the cursor ring unmarked, out of credit, empty or busy):
+ * the walk then runs as ever, and takes from where this left the ring.
  */
 static noinline struct sk_buff *softmq_cursor_dequeue(struct Qdisc *sch,
 						      struct softmq_table *t,
-						      unsigned long hints)
+						      unsigned int band)
 {
-	unsigned int band = __ffs(hints);
 	unsigned long idx = t->cursor[band];
 	struct softmq_ring *ring;
 
@@ -1279,6 +1278,7 @@ static struct sk_buff *softmq_dequeue(struct Qdisc *sch)
 	struct softmq_table *t;
 	unsigned long hints;
 	struct sk_buff *skb;
+	unsigned int band;
 
 	q->dequeues++;
 retry:
@@ -1294,14 +1294,19 @@ retry:
 	/*
 	 * No band hinted: every band would be skipped (its test_bit()).
 	 * The empty dequeue that ends each burst, per packet at low load,
-	 * stops at this load.  A ring that woke (a WOKE bit) has the walk
-	 * look for new flows: at low load, where every packet wakes its
-	 * ring, the cursor's shortcut is not even called.
+	 * stops at this load.  A ring of the band to serve that woke (its
+	 * WOKE bit) has the walk look for new flows: at low load, where
+	 * every packet wakes its ring, the cursor's shortcut is not even
+	 * called.  Another band's WOKE bit is that band's business: the walk
+	 * would serve this one first all the same.  A band of one ring has
+	 * no new flow to put first, and nothing takes its WOKE bit: the
+	 * shortcut is the walk's first step there whatever the bit says.
 	 */
 	hints = READ_ONCE(t->band_hints);
 	if (!skb && !q->draining && softmq_hinted(hints)) {
-		if (hints == softmq_hinted(hints))
-			skb = softmq_cursor_dequeue(sch, t, hints);
+		band = __ffs(softmq_hinted(hints));
+		if (!(hints & BIT(SOFTMQ_BAND_WOKE + band)) || t->nr_rings == 1)
+			skb = softmq_cursor_dequeue(sch, t, band);
 		if (!skb)
 			skb = softmq_table_dequeue(sch, t, need_retry);
 	}
@@ -1385,9 +1390,11 @@ static void softmq_table_purge(struct Qdisc *sch, struct softmq_table *t)
 		WRITE_ONCE(t->new_idx[band], t->nr_rings);
 		/*
 		 * A ring whose push was in flight stays marked and is now
-		 * unknown, and its push woke nothing: look for it once.
+		 * unknown, and its push woke nothing: look for it once.  A
+		 * band of one ring has no sparse-flow pass to take the flag,
+		 * and softmq_cursor_dequeue() would read it for ever.
 		 */
-		t->woke_pending[band] = true;
+		t->woke_pending[band] = t->nr_rings > 1;
 		t->cursor[band] = 0;
 		softmq_band_clear_hint(&t->band_hints, band, active,
 				       t->nr_rings);
