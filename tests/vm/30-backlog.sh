@@ -10,6 +10,10 @@
 #                    1442, 442 and 106-byte frames, each within 10 % of
 #                    a third of the bytes sent while all three were queued
 #                    (per-packet round robin would give 73/22/5 %)
+#   fair-flow-cursor the same run: softmq_cursor_dequeue() (the cursor
+#                    ring's next packet without the round robin's walk)
+#                    gave >= half of the packets sent (a return probe;
+#                    about 85 % expected: a visit's packets but its first)
 #   fair-cpu         key cpu: the same between two CPUs (one flow pinned
 #                    to each, 1442 vs 106-byte frames)
 #   fair-refill      a UDP GSO sender that refills its ring right after
@@ -28,7 +32,14 @@
 #                    drop_overmemory + drop_nomem == ENOBUFS at the
 #                    senders, qdisc drops == those + drop_codel (CoDel at
 #                    dequeue, not seen by senders), enqueued (clsact) ==
-#                    sent + dropped + backlog once drained
+#                    sent + dropped + backlog once drained;
+#                    spill-<key>-cursor: softmq_cursor_dequeue() gave
+#                    >= a quarter of them (a third expected: 1042-byte
+#                    packets, quantum 1514, the walk takes the one after
+#                    each refill; key flow's one ring included, whose
+#                    WOKE bit nothing takes, and which a reset left with
+#                    its look for woken rings pending for ever: clsact's
+#                    graft resets the root)
 #   burst-<mode>-<key>-codel<0|1>  one flow's back-to-back burst of 800
 #                    1000-byte frames (one pktgen thread) into softmq with
 #                    its defaults (depth 64), under a 10 Mbit tbf (locked
@@ -93,6 +104,35 @@ sd_diag() {    # one line: why is nothing leaving sd0?
 		"qdisc: $(ina $SMQ get sd0 kind stats xstats 2>&1 | tr -d '"' | cut -c1-400)"
 }
 
+# cursor_on NAME: count the packets softmq_cursor_dequeue() gives from
+# now on; cursor_check NAME SENT MIN_PCT: stop counting, and PASS NAME if
+# it gave at least MIN_PCT % of SENT (the qdisc's packets sent, read just
+# before).  A kernel without kprobe events: SKIP.
+CURSOR_OK=0
+cursor_on() {
+	CURSOR_OK=0
+	kret_on cursor softmq_cursor_dequeue && CURSOR_OK=1
+}
+cursor_check() {
+	local name=$1 sent=$2 min=$3 got calls
+	if [ "$CURSOR_OK" != 1 ]; then
+		skip "$name" "no kprobe events (return probe on softmq_cursor_dequeue refused)"
+		return
+	fi
+	echo 0 > $TRACEFS/events/smqtest/cursor/enable
+	got=$(kret_count cursor)
+	# its calls, NULL returns included: the why of a failure
+	calls=$(awk '$1 == "cursor" { print $2 }' $TRACEFS/kprobe_profile)
+	kret_off cursor
+	if ! [[ $sent =~ ^[0-9]+$ ]] || [ "$sent" -eq 0 ]; then
+		fail "$name" "the qdisc sent '$sent' packets"
+	elif [ $((got * 100)) -ge $((sent * min)) ]; then
+		pass "$name" "$got of $sent packets sent ($((got * 100 / sent)) %) by the shortcut"
+	else
+		fail "$name" "the shortcut gave $got of $sent packets sent ($((got * 100 / sent)) %, want >= $min %) in ${calls:-?} calls; trace: $(sed -n 's/^# entries-in-buffer/entries-in-buffer/p' $TRACEFS/trace)"
+	fi
+}
+
 # share_check NAME JSON FLOWS TOLERANCE SENDJSON: every flow's byte share
 # within TOLERANCE (relative) of 1/n.  A failure also prints what each
 # sender handed the qdisc: a flow that fell short there had an empty ring.
@@ -124,8 +164,10 @@ fair_flow() {
 		sd_qdisc key flow bands 1 depth 1024 flows 1000 ||
 		{ fail backlog-fair-flow "setup"; return; }
 	cap_start "$INA" sd0 "$res.pcap" udp || { fail backlog-fair-flow "tcpdump"; return; }
+	cursor_on
 	$INA $FLOWS send --dst $IP_D --flows 3 --procs 3 --cpus "$CPUS" --duration 3 \
 		--size 1400,400,64 --sndbuf $SHARE_SNDBUF > "$res.send.json"
+	cursor_check backlog-fair-flow-cursor "$(ina $SMQ get sd0 stats.packets)" 50
 	cap_stop "$res.pcap"
 	$FLOWS analyze "$res.pcap" --share 0,1,2 > "$res.json"
 	share_check backlog-fair-flow "$res.json" 0,1,2 0.10 "$res.send.json"
@@ -293,9 +335,11 @@ spill() {
 		# key cpu: both senders on CPU 0, so they share its ring
 		local cpus=$CPUS
 		[ "$key" = cpu ] && cpus=0
+		cursor_on
 		$INA $FLOWS send --dst $IP_D --flows 4 --procs 2 --cpus "$cpus" --duration 1.5 \
 			--size 1000 > "$res.send.json"
 		wait_backlog_zero ina sd0 root 5
+		cursor_check "$name-cursor" "$(ina $SMQ get sd0 stats.packets)" 25
 		local ok nob enq pk dr ql nm cd hw sp ol om why=""
 		ok=$(jqv "$res.send.json" .ok); nob=$(jqv "$res.send.json" .enobufs)
 		enq=$(egress_count ina sd0)

@@ -508,6 +508,31 @@ kp_flags() {
 	sed -n 's/.*flags=\(0x[0-9a-f]*\) handle=\(0x[0-9a-f]*\) parent=\(0x[0-9a-f]*\).*/\3 \2 \1/p' \
 		$TRACEFS/trace | sort -u
 }
+# kret_on EVENT FUNC: a return probe smqtest/EVENT on sch_softmq's FUNC
+# that keeps, in the trace, only the returns that were not 0 (for a
+# dequeue step: the calls that gave a packet), the trace emptied first;
+# kret_count EVENT: how many the trace holds; kret_off EVENT removes it.
+# FUNC must be out of line (noinline in the source).
+kret_on() {
+	tracefs_mount
+	[ -w $TRACEFS/kprobe_events ] || return 1
+	kret_off "$1"
+	echo "r:smqtest/$1 sch_softmq:$2 ret=\$retval:x$(getconf LONG_BIT)" \
+		>> $TRACEFS/kprobe_events || return 1
+	echo > $TRACEFS/trace
+	{ echo 'ret != 0' > $TRACEFS/events/smqtest/$1/filter &&
+		echo 1 > $TRACEFS/events/smqtest/$1/enable; } ||
+		{ kret_off "$1"; return 1; }
+}
+kret_count() {
+	grep -c " $1: (" $TRACEFS/trace
+}
+kret_off() {
+	[ ! -e $TRACEFS/events/smqtest/$1/enable ] ||
+		echo 0 > $TRACEFS/events/smqtest/$1/enable
+	echo "-:smqtest/$1" >> $TRACEFS/kprobe_events 2>/dev/null
+	return 0
+}
 
 # ---------------------------------------------------------------- churn suites
 # The fuzz and churn suites (6*-*.sh) load a veth pair with pktgen + iperf3
