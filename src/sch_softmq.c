@@ -973,6 +973,29 @@ softmq_ring_serve(struct Qdisc *sch, struct softmq_table *t,
 }
 
 /*
+ * Consumer: @ring of @band is out of credit; a quantum more, and it waits
+ * for the next lap.  Once a quantum for a backlogged ring, never for one
+ * that goes idle after each packet (softmq_ring_idle() refills it): out
+ * of line, so that the lap's per-packet path does not carry it.
+ *
+ * A band of one ring has no sparse-flow pass to take its WOKE bit, which
+ * keeps softmq_cursor_dequeue() from serving it: take it here, and the
+ * next packets are the shortcut's.  Not on every visit: at low load each
+ * packet wakes its ring (the producer sets the bit again), and the two
+ * would trade the line per packet.
+ */
+static noinline void softmq_ring_refill(struct softmq_sched_data *q,
+					struct softmq_table *t,
+					unsigned int band,
+					struct softmq_ring *ring)
+{
+	WRITE_ONCE(ring->deficit, ring->deficit + READ_ONCE(q->cfg.quantum));
+	softmq_note_occupancy(q, ring);
+	if (t->nr_rings == 1)
+		softmq_band_woke_take(&t->band_hints, band);
+}
+
+/*
  * Consumer: the ring of @band to serve as a new (sparse) flow, or nr_rings
  * for none.  A marked ring the consumer has not met since it woke (marked,
  * not known) is a new flow: it is served before the band's backlogged
@@ -1151,20 +1174,7 @@ static struct sk_buff *softmq_band_dequeue(struct Qdisc *sch,
 			break;
 		ring = READ_ONCE(rings[idx]);
 		if (ring && ring->deficit <= 0) {
-			WRITE_ONCE(ring->deficit,
-				   ring->deficit + READ_ONCE(q->cfg.quantum));
-			softmq_note_occupancy(q, ring);
-			/*
-			 * A band of one ring has no sparse-flow pass to take
-			 * its WOKE bit, which keeps softmq_cursor_dequeue()
-			 * from serving it.  Backlogged, it comes here once a
-			 * quantum: take the bit, and the next packets are the
-			 * shortcut's.  Not on every visit: at low load each
-			 * packet wakes its ring (the producer sets the bit
-			 * again), and the two would trade the line per packet.
-			 */
-			if (n == 1)
-				softmq_band_woke_take(&t->band_hints, band);
+			softmq_ring_refill(q, t, band, ring);
 			busy_from = n;
 			continue;
 		}
