@@ -37,9 +37,9 @@
 #                    >= a quarter of them (a third expected: 1042-byte
 #                    packets, quantum 1514, the walk takes the one after
 #                    each refill; key flow's one ring included, whose
-#                    WOKE bit nothing takes, and which a reset left with
-#                    its look for woken rings pending for ever: clsact's
-#                    graft resets the root)
+#                    WOKE bit only the lap's refill takes, and which a
+#                    reset once left with its look for woken rings
+#                    pending for ever: clsact's graft resets the root)
 #   burst-<mode>-<key>-codel<0|1>  one flow's back-to-back burst of 800
 #                    1000-byte frames (one pktgen thread) into softmq with
 #                    its defaults (depth 64), under a 10 Mbit tbf (locked
