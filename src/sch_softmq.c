@@ -950,10 +950,11 @@ static __always_inline void softmq_ring_drained(struct softmq_sched_data *q,
 /*
  * Consumer: the next packet of ring @idx of @band, through CoDel where it
  * is on, charged to the ring's deficit; the ring retired if the pop left
- * it alone and empty (softmq_ring_drained()).  NULL if it is empty or its
- * head is claimed but not yet published.  The step that the sparse-flow
- * pass, the lap and the cursor's shortcut each take: always inlined into
- * the three, so that none pays a call for it.
+ * it alone and empty (softmq_ring_drained(); a band of one ring, which
+ * has no known rings, retires it at the next visit instead).  NULL if it
+ * is empty or its head is claimed but not yet published.  The step that
+ * the sparse-flow pass, the lap and the cursor's shortcut each take:
+ * always inlined into the three, so that none pays a call for it.
  */
 static __always_inline struct sk_buff *
 softmq_ring_serve(struct Qdisc *sch, struct softmq_table *t,
@@ -973,26 +974,33 @@ softmq_ring_serve(struct Qdisc *sch, struct softmq_table *t,
 }
 
 /*
- * Consumer: @ring of @band is out of credit; a quantum more, and it waits
- * for the next lap.  Once a quantum for a backlogged ring, never for one
- * that goes idle after each packet (softmq_ring_idle() refills it): out
- * of line, so that the lap's per-packet path does not carry it.
+ * Consumer: @ring is out of credit; a quantum more, and it waits for the
+ * next lap.  Once a quantum for a backlogged ring: out of line, so that
+ * the lap's per-packet path does not carry it.
  *
- * A band of one ring has no sparse-flow pass to take its WOKE bit, which
- * keeps softmq_cursor_dequeue() from serving it: take it here, and the
- * next packets are the shortcut's.  Not on every visit: at low load each
- * packet wakes its ring (the producer sets the bit again), and the two
- * would trade the line per packet.
+ * In a table of one ring per band no sparse-flow pass takes the WOKE
+ * bits, and any one of them keeps softmq_dequeue() from calling
+ * softmq_cursor_dequeue(), for every band.  With no new flow to look
+ * for, nothing else reads them: a backlogged ring's refill takes them
+ * all, and its band's next packets are the shortcut's.  Not for a ring
+ * that looks empty: a packet of a quantum or more leaves its ring out of
+ * credit, the empty dequeue after it refills on its way to the retire,
+ * and with the producer's next wake the two would trade the hint's line
+ * per packet.  No scan follows the clear: no barrier.
  */
 static noinline void softmq_ring_refill(struct softmq_sched_data *q,
 					struct softmq_table *t,
-					unsigned int band,
 					struct softmq_ring *ring)
 {
+	unsigned int band;
+
 	WRITE_ONCE(ring->deficit, ring->deficit + READ_ONCE(q->cfg.quantum));
 	softmq_note_occupancy(q, ring);
-	if (t->nr_rings == 1)
-		softmq_band_woke_take(&t->band_hints, band);
+	if (t->nr_rings > 1 || softmq_ring_looks_empty(ring))
+		return;
+	for (band = 0; band < t->bands; band++)
+		if (softmq_band_woke(&t->band_hints, band))
+			clear_bit(SOFTMQ_BAND_WOKE + band, &t->band_hints);
 }
 
 /*
@@ -1174,7 +1182,7 @@ static struct sk_buff *softmq_band_dequeue(struct Qdisc *sch,
 			break;
 		ring = READ_ONCE(rings[idx]);
 		if (ring && ring->deficit <= 0) {
-			softmq_ring_refill(q, t, band, ring);
+			softmq_ring_refill(q, t, ring);
 			busy_from = n;
 			continue;
 		}
