@@ -40,6 +40,15 @@
 #                    WOKE bit only the lap's refill takes, and which a
 #                    reset once left with its look for woken rings
 #                    pending for ever: clsact's graft resets the root)
+#   spill-flow-bands3-cursor  flows 1, bands 3, quantum 30000: 30
+#                    prio 6 packets into a 200 pps device (about 20
+#                    queue in band 0, less than a quantum: its ring
+#                    wakes, drains and is retired without a refill, its
+#                    WOKE bit set), then the spill's blast in band 1:
+#                    the shortcut gives >= half of it (about 28 packets
+#                    a quantum, the walk takes the first).  At ba94681
+#                    the refill took only its own band's bit: band 0's
+#                    stayed set and turned the shortcut off everywhere
 #   burst-<mode>-<key>-codel<0|1>  one flow's back-to-back burst of 800
 #                    1000-byte frames (one pktgen thread) into softmq with
 #                    its defaults (depth 64), under a 10 Mbit tbf (locked
@@ -359,6 +368,28 @@ spill() {
 	done
 }
 
+spill_bands() {
+	local name=backlog-spill-flow-bands3-cursor res=$SMQ_OUT/spill-flow-bands3 before woke
+	sd_setup && slowdev_set rate_pps 200 &&
+		sd_qdisc key flow flows 1 bands 3 depth 16 limit 2000 quantum 30000 ||
+		{ fail "$name" "setup"; return; }
+	# faster than the device: they queue (an idle qdisc is bypassed)
+	$INA $FLOWS send --dst $IP_D --flows 1 --procs 1 --cpus "$CPUS" --count 30 \
+		--size 100 --prio 6 > "$res.send0.json"
+	wait_backlog_zero ina sd0 root 5
+	slowdev_set rate_pps $RATE
+	read -r before woke <<< "$(ina $SMQ get sd0 stats.packets xstats.ring_wakeups)"
+	if ! [[ $woke =~ ^[0-9]+$ ]] || [ "$woke" -eq 0 ]; then
+		fail "$name" "the prio 6 packets never queued (ring_wakeups '$woke', sent '$before')"
+		return
+	fi
+	cursor_on
+	$INA $FLOWS send --dst $IP_D --flows 4 --procs 2 --cpus "$CPUS" --duration 1.5 \
+		--size 1000 > "$res.send.json"
+	wait_backlog_zero ina sd0 root 5
+	cursor_check "$name" "$(( $(ina $SMQ get sd0 stats.packets) - before ))" 50
+}
+
 # burst_case MODE KEY CODEL: one flow's back-to-back burst of BURST x 1000-
 # byte frames (one pktgen thread on CPU 0, fixed ports, queue_xmit) into
 # softmq with its defaults (depth 64): MODE tbf, under a 10 Mbit tbf on a
@@ -672,6 +703,7 @@ case $SMQ_LINE in
 		fair_refill_late
 		case " $KEYS " in *" cpu "*) fair_cpu;; esac
 		prio
+		spill_bands
 	fi;;
 esac
 spill
