@@ -150,6 +150,13 @@ struct softmq_table {
 	 */
 	unsigned long		*known[SOFTMQ_MAX_BANDS];
 	struct softmq_ring	**rings;	/* [band * nr_rings + idx] */
+	/*
+	 * The WOKE bits of band_hints that a sparse-flow pass takes: none
+	 * where a band has one ring, which is never a new flow.  Producers
+	 * set them all the same (softmq_band_note()); softmq_dequeue() reads
+	 * only these.
+	 */
+	unsigned long		woke_mask;
 
 	/*
 	 * Bit b: band b may have a marked ring (softmq_band_note/_clear_hint);
@@ -976,31 +983,15 @@ softmq_ring_serve(struct Qdisc *sch, struct softmq_table *t,
 /*
  * Consumer: @ring is out of credit; a quantum more, and it waits for the
  * next lap.  Once a quantum for a backlogged ring: out of line, so that
- * the lap's per-packet path does not carry it.
- *
- * In a table of one ring per band no sparse-flow pass takes the WOKE
- * bits, and any one of them keeps softmq_dequeue() from calling
- * softmq_cursor_dequeue(), for every band.  With no new flow to look
- * for, nothing else reads them: a backlogged ring's refill takes them
- * all, and its band's next packets are the shortcut's.  Not for a ring
- * that looks empty: a packet of a quantum or more leaves its ring out of
- * credit, the empty dequeue after it refills on its way to the retire,
- * and with the producer's next wake the two would trade the hint's line
- * per packet.  No scan follows the clear: no barrier.
+ * the lap's per-packet path does not carry it: what the lap holds moves
+ * the compiler's layout of the whole walk, refill or not (bench/README.md,
+ * stop 54).
  */
 static noinline void softmq_ring_refill(struct softmq_sched_data *q,
-					struct softmq_table *t,
 					struct softmq_ring *ring)
 {
-	unsigned int band;
-
 	WRITE_ONCE(ring->deficit, ring->deficit + READ_ONCE(q->cfg.quantum));
 	softmq_note_occupancy(q, ring);
-	if (t->nr_rings > 1 || softmq_ring_looks_empty(ring))
-		return;
-	for (band = 0; band < t->bands; band++)
-		if (softmq_band_woke(&t->band_hints, band))
-			clear_bit(SOFTMQ_BAND_WOKE + band, &t->band_hints);
 }
 
 /*
@@ -1182,7 +1173,7 @@ static struct sk_buff *softmq_band_dequeue(struct Qdisc *sch,
 			break;
 		ring = READ_ONCE(rings[idx]);
 		if (ring && ring->deficit <= 0) {
-			softmq_ring_refill(q, t, ring);
+			softmq_ring_refill(q, ring);
 			busy_from = n;
 			continue;
 		}
@@ -1230,7 +1221,8 @@ static struct sk_buff *softmq_table_dequeue(struct Qdisc *sch,
  * quantum serves the ring it served last, and the table's walk (its
  * frame, the band loop, the sparse-flow test, the lap's set-up) cost as
  * much as the take.  @hints, read by the caller, has a band bit and no
- * WOKE bit set: no ring woke since the sparse-flow pass last looked.
+ * WOKE bit of t->woke_mask set: no ring woke since the sparse-flow pass
+ * last looked (a band of one ring has no such pass, nor a new flow).
  * The first hinted band is the one the walk would serve, and its cursor
  * ring is the lap's first if it is marked, and no new flow is due (the
  * rest of softmq_band_new_pending()): then this is the walk's first
@@ -1327,13 +1319,13 @@ retry:
 	 * stops at this load.  A ring that woke (a WOKE bit) has the walk
 	 * look for new flows: at low load, where every packet wakes its
 	 * ring, the cursor's shortcut is not even called.  The test is on
-	 * the whole word: one for the served band's bit alone (another
+	 * every band's bit: one for the served band's bit alone (another
 	 * band's new flows wait for the walk to reach that band in any case)
 	 * cost 3-7 instructions a packet at low load.
 	 */
 	hints = READ_ONCE(t->band_hints);
 	if (!skb && !q->draining && softmq_hinted(hints)) {
-		if (hints == softmq_hinted(hints))
+		if (!(hints & t->woke_mask))
 			skb = softmq_cursor_dequeue(sch, t, hints);
 		if (!skb)
 			skb = softmq_table_dequeue(sch, t, need_retry);
@@ -1483,6 +1475,9 @@ static struct softmq_table *softmq_table_alloc(const struct softmq_config *cfg)
 	t->nr_rings = softmq_nr_rings(cfg);
 	t->depth = cfg->depth;
 	t->bands = cfg->bands;
+	if (t->nr_rings > 1)
+		t->woke_mask = GENMASK(SOFTMQ_BAND_WOKE + SOFTMQ_MAX_BANDS - 1,
+				       SOFTMQ_BAND_WOKE);
 	t->key = cfg->key;
 	t->hash_seed = get_random_u32();
 	get_random_bytes(&t->tuple_key, sizeof(t->tuple_key));
