@@ -37,9 +37,10 @@
 #                    >= a quarter of them (a third expected: 1042-byte
 #                    packets, quantum 1514, the walk takes the one after
 #                    each refill; key flow's one ring included, whose
-#                    WOKE bit only the lap's refill takes, and which a
-#                    reset once left with its look for woken rings
-#                    pending for ever: clsact's graft resets the root)
+#                    WOKE bit no pass takes (the shortcut's test leaves
+#                    it out: woke_mask), and which a reset once left
+#                    with its look for woken rings pending for ever:
+#                    clsact's graft resets the root)
 #   spill-flow-bands3-cursor  flows 1, bands 3, quantum 30000: 30
 #                    prio 6 packets into a 200 pps device (about 20
 #                    queue in band 0, less than a quantum: its ring
@@ -49,6 +50,7 @@
 #                    a quantum, the walk takes the first).  At ba94681
 #                    the refill took only its own band's bit: band 0's
 #                    stayed set and turned the shortcut off everywhere
+#                    (0 %)
 #   burst-<mode>-<key>-codel<0|1>  one flow's back-to-back burst of 800
 #                    1000-byte frames (one pktgen thread) into softmq with
 #                    its defaults (depth 64), under a 10 Mbit tbf (locked
