@@ -431,7 +431,7 @@ EOF
 HASH_PKTS=300   # per pktgen thread and family
 run_flow_hash() {
 	local name=traffic-flow-hash sym hits0 hits1 hits2 rings4 rings6 why=""
-	local ev=smqtest/skbhash fam sofar err enq=0 byp vsent=0 vbyp=0
+	local fam sofar err enq=0 byp vsent=0 vbyp=0
 	sym=$(awk '$2 ~ /^[Tt]$/ && ($3 == "__skb_get_hash_net" || $3 == "__skb_get_hash") { print $3; exit }' /proc/kallsyms)
 	tracefs_mount
 	if [ -z "$sym" ] || [ ! -w $TRACEFS/kprobe_events ]; then
@@ -443,22 +443,16 @@ run_flow_hash() {
 	# pktgen writes its own IPv6 headers: sd0 needs no IPv6 address
 	out=$(sd_qdisc key flow codel 0 2>&1) ||
 		{ fail "$name" "setup: softmq key flow codel 0 on sd0: $out"; return; }
-	echo "-:$ev" >> $TRACEFS/kprobe_events 2>/dev/null
-	# a kprobe event counts its hits only while enabled (armed)
-	echo "p:$ev $sym" >> $TRACEFS/kprobe_events &&
-		echo 1 > $TRACEFS/events/$ev/enable ||
-		{ fail "$name" "kprobe on $sym refused"; echo "-:$ev" >> $TRACEFS/kprobe_events; return; }
-	# hits of the probe so far (kprobe_profile: event, hits, misses)
-	kp_hits() { awk '$1 == "skbhash" { print $2 }' $TRACEFS/kprobe_profile; }
-	hits0=$(kp_hits)
+	kcall_on skbhash "$sym" || { fail "$name" "kprobe on $sym refused"; return; }
+	hits0=$(kprobe_hits skbhash)
 	slowdev_set rate_pps 100
 	for fam in 4 6 vlan; do
 		local extra=() r i
 		[ $fam = 6 ] && extra=('src6 2001:2::1' 'dst6 2001:2::2')
 		[ $fam = vlan ] && extra=('vlan_id 5')
-		[ $fam = vlan ] && { hits1=$(kp_hits); byp=$(ina $SMQ get sd0 xstats.bypassed); }
+		[ $fam = vlan ] && { hits1=$(kprobe_hits skbhash); byp=$(ina $SMQ get sd0 xstats.bypassed); }
 		PG_FLOWS=15 pg_setup ina sd0 $SD_DST 02:00:00:00:00:02 $HASH_PKTS 100 "$CPUS" "${extra[@]}" ||
-			{ fail "$name" "pktgen $fam setup"; echo 0 > $TRACEFS/events/$ev/enable; echo "-:$ev" >> $TRACEFS/kprobe_events; return; }
+			{ fail "$name" "pktgen $fam setup"; kprobe_off skbhash; return; }
 		pg_start "$INA"
 		# pktgen ends only once its last skb is freed, behind the whole
 		# backlog: look while it waits, once it has sent them all
@@ -472,7 +466,7 @@ run_flow_hash() {
 		case $fam in
 		4) rings4=$r enq=$((enq + sofar));;
 		6) rings6=$r enq=$((enq + sofar));;
-		vlan) hits2=$(kp_hits) vsent=$sofar
+		vlan) hits2=$(kprobe_hits skbhash) vsent=$sofar
 		      vbyp=$(( $(ina $SMQ get sd0 xstats.bypassed) - byp ));;
 		esac
 		slowdev_set rate_pps 1000000
@@ -486,7 +480,7 @@ run_flow_hash() {
 	local ohits0 ohits1 osent ropt ihl5 ihl6 ocap=$SMQ_OUT/flow-hash-opt.pcap
 	cap_start "$INA" sd0 "$ocap" udp and dst portrange 31000-31015 ||
 		why="$why; tcpdump on sd0 did not start"
-	ohits0=$(kp_hits)
+	ohits0=$(kprobe_hits skbhash)
 	$INA $FLOWS send --dst $SD_DST --flows 16 --count 40 --size 64 --ip-options \
 		--sport 21000 --dport 31000 > "$SMQ_OUT/flow-hash-opt.json" &
 	local opid=$!
@@ -496,7 +490,7 @@ run_flow_hash() {
 		sleep 0.1
 	done
 	ropt=$(ina $SMQ classes sd0 | jq '[.[] | select(.stats.qlen > 0)] | length')
-	ohits1=$(kp_hits)
+	ohits1=$(kprobe_hits skbhash)
 	slowdev_set rate_pps 1000000
 	wait $opid
 	wait_backlog_zero ina sd0 root 10 || why="$why; the backlog of IPv4 with options did not drain"
@@ -507,8 +501,7 @@ run_flow_hash() {
 	ihl5=$(tcpdump -r "$ocap" -n 'ip[0] & 0xf = 5' 2>/dev/null | wc -l)
 	[ "$ihl6" -ge 100 ] && [ "$ihl5" -eq 0 ] ||
 		why="$why; the IP-options sender's packets at sd0: $ihl6 with ihl 6, $ihl5 with ihl 5 (want >= 100 and 0)"
-	echo 0 > $TRACEFS/events/$ev/enable
-	echo "-:$ev" >> $TRACEFS/kprobe_events
+	kprobe_off skbhash
 	note "$name: $sym called ${hits0:-?} before, $((hits1 - hits0)) during $enq pktgen packets ($byp bypassed the rings), $((hits2 - hits1)) for $vsent in an 802.1Q header ($vbyp bypassed), $((ohits1 - ohits0)) while $osent IPv4 UDP packets with IP options queued ($ihl6 captured with ihl 6); rings holding IPv4 flows $rings4, IPv6 $rings6, IPv4 with options $ropt"
 	[ "${osent:-0}" -ge 320 ] || why="$why; the IP-options sender handed over only ${osent:-0} of 640"
 	[ $((ohits1 - ohits0)) -le 8 ] ||

@@ -133,8 +133,8 @@ cursor_check() {
 	echo 0 > $TRACEFS/events/smqtest/cursor/enable
 	got=$(kret_count cursor)
 	# its calls, NULL returns included: the why of a failure
-	calls=$(awk '$1 == "cursor" { print $2 }' $TRACEFS/kprobe_profile)
-	kret_off cursor
+	calls=$(kprobe_hits cursor)
+	kprobe_off cursor
 	if ! [[ $sent =~ ^[0-9]+$ ]] || [ "$sent" -eq 0 ]; then
 		fail "$name" "the qdisc sent '$sent' packets"
 	elif [ $((got * 100)) -ge $((sent * min)) ]; then

@@ -511,23 +511,38 @@ kp_flags() {
 # kret_on EVENT FUNC: a return probe smqtest/EVENT on sch_softmq's FUNC
 # that keeps, in the trace, only the returns that were not 0 (for a
 # dequeue step: the calls that gave a packet), the trace emptied first;
-# kret_count EVENT: how many the trace holds; kret_off EVENT removes it.
-# FUNC must be out of line (noinline in the source).
+# kret_count EVENT: how many the trace holds.  kcall_on EVENT SYMBOL: an
+# entry probe on SYMBOL (sch_softmq:FUNC, or the kernel's), for
+# kprobe_hits EVENT: its calls so far (kprobe_profile counts them while
+# the event is enabled).  kprobe_off EVENT removes either.  A FUNC of
+# sch_softmq must be out of line (noinline in the source).
 kret_on() {
 	tracefs_mount
 	[ -w $TRACEFS/kprobe_events ] || return 1
-	kret_off "$1"
+	kprobe_off "$1"
 	echo "r:smqtest/$1 sch_softmq:$2 ret=\$retval:x$(getconf LONG_BIT)" \
 		>> $TRACEFS/kprobe_events || return 1
 	echo > $TRACEFS/trace
 	{ echo 'ret != 0' > $TRACEFS/events/smqtest/$1/filter &&
 		echo 1 > $TRACEFS/events/smqtest/$1/enable; } ||
-		{ kret_off "$1"; return 1; }
+		{ kprobe_off "$1"; return 1; }
 }
 kret_count() {
 	grep -c " $1: (" $TRACEFS/trace
 }
-kret_off() {
+kcall_on() {
+	tracefs_mount
+	[ -w $TRACEFS/kprobe_events ] || return 1
+	kprobe_off "$1"
+	{ echo "p:smqtest/$1 $2" >> $TRACEFS/kprobe_events &&
+		echo 1 > $TRACEFS/events/smqtest/$1/enable; } ||
+		{ kprobe_off "$1"; return 1; }
+}
+# kprobe_profile: event (without its group), hits, misses
+kprobe_hits() {
+	awk -v e="$1" '$1 == e { print $2 }' $TRACEFS/kprobe_profile
+}
+kprobe_off() {
 	[ ! -e $TRACEFS/events/smqtest/$1/enable ] ||
 		echo 0 > $TRACEFS/events/smqtest/$1/enable
 	echo "-:smqtest/$1" >> $TRACEFS/kprobe_events 2>/dev/null
