@@ -981,16 +981,44 @@ softmq_ring_serve(struct Qdisc *sch, struct softmq_table *t,
 }
 
 /*
- * Consumer: @ring is out of credit; a quantum more, and it waits for the
- * next lap.  Once a quantum for a backlogged ring: out of line, so that
- * the lap's per-packet path does not carry it: what the lap holds moves
- * the compiler's layout of the whole walk, refill or not (bench/README.md,
- * stop 54).
+ * Consumer: ring @idx of @band is the only marked ring of its band that
+ * the lap can meet: the band has one ring, or it is the one ring the
+ * consumer knows marked and none woke since the sparse-flow pass last
+ * looked (a ring marked and not yet met has its WOKE bit set, or the pass
+ * has its look pending).  A producer that marks another ring meanwhile is
+ * met as one that marked just after.
+ */
+static bool softmq_ring_alone(const struct softmq_table *t,
+			      unsigned int band, unsigned long idx)
+{
+	if (t->nr_rings == 1)
+		return true;
+	return t->known_rings[band] == 1 && test_bit(idx, t->known[band]) &&
+	       !t->woke_pending[band] && !softmq_band_woke(&t->band_hints, band);
+}
+
+/*
+ * Consumer: ring @idx of @band is out of credit; a quantum more, and it
+ * waits for the next lap.  Alone in its band, each lap would meet only
+ * it and give it one quantum more, until it has credit: it gets them at
+ * once, the deficit those laps would leave it, instead of a lap each (a
+ * 64 KB GSO packet at an MTU quantum: 43 laps, each a call and a scan of
+ * the band, for every such packet of a single bulk flow).  Once a quantum
+ * for a backlogged ring: out of line, so that the lap's per-packet path
+ * does not carry it: what the lap holds moves the compiler's layout of
+ * the whole walk, refill or not (bench/README.md, stop 54).
  */
 static noinline void softmq_ring_refill(struct softmq_sched_data *q,
+					const struct softmq_table *t,
+					unsigned int band, unsigned long idx,
 					struct softmq_ring *ring)
 {
-	WRITE_ONCE(ring->deficit, ring->deficit + READ_ONCE(q->cfg.quantum));
+	long quantum = READ_ONCE(q->cfg.quantum);
+	long deficit = ring->deficit + quantum;
+
+	if (deficit <= 0 && softmq_ring_alone(t, band, idx))
+		deficit += quantum * (1 + -deficit / quantum);
+	WRITE_ONCE(ring->deficit, deficit);
 	softmq_note_occupancy(q, ring);
 }
 
@@ -1173,7 +1201,7 @@ static struct sk_buff *softmq_band_dequeue(struct Qdisc *sch,
 			break;
 		ring = READ_ONCE(rings[idx]);
 		if (ring && ring->deficit <= 0) {
-			softmq_ring_refill(q, ring);
+			softmq_ring_refill(q, t, band, idx, ring);
 			busy_from = n;
 			continue;
 		}

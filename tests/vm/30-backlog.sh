@@ -71,6 +71,13 @@
 #   gso-bypassed     UDP GSO through a backlogged queue: xstats.bypassed
 #                    (in the core's packet unit, segments) stays < 1/4 of
 #                    the packets sent
+#   gso-refill-<flows1|alone>  one UDP GSO sender, backlogged, 43 KB
+#                    skbs against an MTU quantum, its ring the band's
+#                    only one (flows 1) or the only one marked of 1024:
+#                    softmq_ring_refill() (an entry probe) runs at most
+#                    twice a skb (28 times before: a lap a quantum), at
+#                    least once every other skb and with ring_hiwat >= 2
+#                    (the ring backlogged in debt)
 #   stuck-<key>      12 single packets, each after an idle period that
 #                    follows a burst (a backlog built and drained),
 #                    alternating CPUs: none lost, none as late as a stuck
@@ -690,6 +697,44 @@ gso_bypassed() {
 	fi
 }
 
+# One UDP GSO sender (42000-byte skbs of 30 datagrams, 43 KB on the wire
+# against an MTU quantum) kept backlogged: each skb leaves its ring some
+# 28 quanta in debt.  Alone in its band, the lap's first refill pays it
+# all (softmq_ring_refill(), an entry probe counts its calls); before,
+# each dequeue went round the band once a quantum, 28 refills and scans
+# for every skb.  flows1: the table's one ring; alone: one ring of 1024.
+gso_refill() {
+	local what=$1 name=backlog-gso-refill-$1 res=$SMQ_OUT/gso-refill-$1 words=""
+	[ "$what" = flows1 ] && words="flows 1"
+	# codel 0: every skb is dequeued whole (CoDel would drop some
+	# behind a backlog of tens of ms), so the sends are the dequeues
+	sd_setup && slowdev_set rate_pps 3000 && sd_qdisc key flow $words depth 256 codel 0 ||
+		{ fail "$name" "setup"; return; }
+	if ! kcall_on refill sch_softmq:softmq_ring_refill; then
+		skip "$name" "no kprobe events (entry probe on softmq_ring_refill refused)"
+		return
+	fi
+	$INA $FLOWS send --dst $IP_D --flows 1 --duration 1.5 \
+		--size 42000 --gso 1400 --sndbuf 524288 > "$res.send.json"
+	wait_backlog_zero ina sd0 root 10
+	local refills pk dr hw ok
+	refills=$(kprobe_hits refill)
+	kprobe_off refill
+	read -r pk dr hw <<< "$(ina $SMQ get sd0 stats.packets stats.drops xstats.ring_hiwat)"
+	ok=$(jqv "$res.send.json" .ok)
+	if ! [[ $refills =~ ^[0-9]+$ ]]; then
+		fail "$name" "no hit count for the probe ('$refills')"
+	elif [ "$ok" -lt 20 ] || [ "$dr" -ne 0 ] || [ "$pk" -lt $((ok * 30)) ]; then
+		fail "$name" "want >= 20 GSO skbs of 30 datagrams each sent whole: $ok sent, $pk packets left, $dr dropped; errors $(jq -c .errors "$res.send.json")"
+	elif [ $((refills * 2)) -lt "$ok" ] || [ "${hw:-0}" -lt 2 ]; then
+		fail "$name" "no backlog in debt: $refills refills for $ok skbs, ring_hiwat $hw"
+	elif [ "$refills" -le $((ok * 2)) ]; then
+		pass "$name" "$refills refills for $ok GSO skbs ($pk packets), ring_hiwat $hw"
+	else
+		fail "$name" "$refills refills for $ok GSO skbs ($pk packets), want <= 2 a skb; ring_hiwat $hw"
+	fi
+}
+
 slowdev_load rate_pps=$RATE fifo_len=8 || { fail backlog-slowdev "insmod slowdev failed"; exit 0; }
 # Shares and priority need senders that keep every ring backlogged at
 # 1000-2000 packets/s: python on a sanitizer kernel under TCG sends a few
@@ -711,6 +756,8 @@ esac
 spill
 part_runs 30-backlog.sh:burst && burst
 gso_bypassed
+gso_refill flows1
+gso_refill alone
 for key in $KEYS; do
 	queued_then $key linkdown
 	queued_leak $key delete
