@@ -981,12 +981,13 @@ softmq_ring_serve(struct Qdisc *sch, struct softmq_table *t,
 }
 
 /*
- * Consumer: ring @idx of @band is the only marked ring of its band that
- * the lap can meet: the band has one ring, or it is the one ring the
- * consumer knows marked and none woke since the sparse-flow pass last
- * looked (a ring marked and not yet met has its WOKE bit set, or the pass
- * has its look pending).  A producer that marks another ring meanwhile is
- * met as one that marked just after.
+ * Consumer: whether ring @idx of @band is the only marked ring of its
+ * band that the lap can meet: the band has one ring, or it is the one
+ * known ring (a known ring is marked: only softmq_ring_idle() and the
+ * purge retire one, and both forget it) and none woke since the
+ * sparse-flow pass last looked (a ring marked and not yet met has its
+ * WOKE bit set, or the pass has its look pending).  A producer that marks
+ * another ring meanwhile is met as one that marked just after.
  */
 static bool softmq_ring_alone(const struct softmq_table *t,
 			      unsigned int band, unsigned long idx)
@@ -1001,12 +1002,12 @@ static bool softmq_ring_alone(const struct softmq_table *t,
  * Consumer: ring @idx of @band is out of credit; a quantum more, and it
  * waits for the next lap.  Alone in its band, each lap would meet only
  * it and give it one quantum more, until it has credit: it gets them at
- * once, the deficit those laps would leave it, instead of a lap each (a
- * 64 KB GSO packet at an MTU quantum: 43 laps, each a call and a scan of
- * the band, for every such packet of a single bulk flow).  Once a quantum
- * for a backlogged ring: out of line, so that the lap's per-packet path
- * does not carry it: what the lap holds moves the compiler's layout of
- * the whole walk, refill or not (bench/README.md, stop 54).
+ * once, and the deficit those laps would leave it, in (0, quantum],
+ * instead of a lap each (a 43 KB GSO skb at an MTU quantum: 28 laps,
+ * each a call and a scan of the band, for every such skb of a single
+ * bulk flow).  Out of line, so that the lap's per-packet path does not
+ * carry it: what the lap holds moves the compiler's layout of the whole
+ * walk, refill or not (bench/README.md, stop 54).
  */
 static noinline void softmq_ring_refill(struct softmq_sched_data *q,
 					const struct softmq_table *t,
@@ -1017,7 +1018,7 @@ static noinline void softmq_ring_refill(struct softmq_sched_data *q,
 	long deficit = ring->deficit + quantum;
 
 	if (deficit <= 0 && softmq_ring_alone(t, band, idx))
-		deficit += quantum * (1 + -deficit / quantum);
+		deficit = quantum - (-deficit) % quantum;
 	WRITE_ONCE(ring->deficit, deficit);
 	softmq_note_occupancy(q, ring);
 }
