@@ -981,45 +981,75 @@ softmq_ring_serve(struct Qdisc *sch, struct softmq_table *t,
 }
 
 /*
- * Consumer: whether ring @idx of @band is the only marked ring of its
- * band that the lap can meet: the band has one ring, or it is the one
- * known ring (a known ring is marked: only softmq_ring_idle() and the
- * purge retire one, and both forget it) and none woke since the
- * sparse-flow pass last looked (a ring marked and not yet met has its
- * WOKE bit set, or the pass has its look pending).  A producer that marks
- * another ring meanwhile is met as one that marked just after.
+ * One dequeue's lap of a band, as its refills see it: the first ring it
+ * refilled since it last served one (nr_rings: none), and the least debt
+ * that a ring refilled since then was left with.
  */
-static bool softmq_ring_alone(const struct softmq_table *t,
-			      unsigned int band, unsigned long idx)
+struct softmq_lap {
+	unsigned long	first;
+	long		least_debt;
+};
+
+/*
+ * Consumer: @credit more for each marked ring of @band in debt, the
+ * rounds of the lap that would only refill them, taken at once.
+ */
+static void softmq_band_credit(struct softmq_table *t, unsigned int band,
+			       long credit)
 {
-	if (t->nr_rings == 1)
-		return true;
-	return t->known_rings[band] == 1 && test_bit(idx, t->known[band]) &&
-	       !t->woke_pending[band] && !softmq_band_woke(&t->band_hints, band);
+	struct softmq_ring **rings = t->rings + band * t->nr_rings;
+	unsigned long n = t->nr_rings;
+	struct softmq_ring *ring;
+	unsigned long idx;
+
+	for (idx = softmq_active_next(t->active[band], n, 0); idx < n;
+	     idx = softmq_active_next(t->active[band], n, idx + 1)) {
+		ring = READ_ONCE(rings[idx]);
+		if (ring && ring->deficit <= 0)
+			WRITE_ONCE(ring->deficit, ring->deficit + credit);
+	}
 }
 
 /*
  * Consumer: ring @idx of @band is out of credit; a quantum more, and it
- * waits for the next lap.  Alone in its band, each lap would meet only
- * it and give it one quantum more, until it has credit: it gets them at
- * once, and the deficit those laps would leave it, in (0, quantum],
- * instead of a lap each (a 43 KB GSO skb at an MTU quantum: 28 laps,
- * each a call and a scan of the band, for every such skb of a single
- * bulk flow).  Out of line, so that the lap's per-packet path does not
- * carry it: what the lap holds moves the compiler's layout of the whole
- * walk, refill or not (bench/README.md, stop 54).
+ * waits for the next round.  A lap that comes back to the first ring it
+ * refilled, still in debt, has served none since: it met every marked
+ * ring of the band and refilled each one in debt (a ring marked since,
+ * behind its scan, woke with a full quantum; only the consumer changes a
+ * deficit).  Each round after it would do the same and nothing else
+ * until the least indebted ring has credit: those rounds are taken at
+ * once, and the round that then serves it runs as ever.  A GSO skb
+ * leaves its ring tens of quanta in debt (43 KB at an MTU quantum: 28):
+ * where every marked ring is in such debt (bulk flows, or one alone in
+ * its band), each skb cost tens of rounds, a call and a scan step for
+ * every marked ring in each.  A producer that marks a ring meanwhile is
+ * met as one that marked after this dequeue.  Out of line, so that the
+ * lap's per-packet path does not carry it: what the lap holds moves the
+ * compiler's layout of the whole walk, refill or not (bench/README.md,
+ * stop 54).
  */
 static noinline void softmq_ring_refill(struct softmq_sched_data *q,
-					const struct softmq_table *t,
+					struct softmq_table *t,
 					unsigned int band, unsigned long idx,
-					struct softmq_ring *ring)
+					struct softmq_ring *ring,
+					struct softmq_lap *lap)
 {
 	long quantum = READ_ONCE(q->cfg.quantum);
-	long deficit = ring->deficit + quantum;
+	long deficit;
 
-	if (deficit <= 0 && softmq_ring_alone(t, band, idx))
-		deficit = quantum - (-deficit) % quantum;
+	if (idx == lap->first) {
+		if (lap->least_debt >= quantum)
+			softmq_band_credit(t, band, lap->least_debt -
+						    lap->least_debt % quantum);
+		lap->first = t->nr_rings;
+	}
+	if (lap->first >= t->nr_rings) {
+		lap->first = idx;
+		lap->least_debt = LONG_MAX;
+	}
+	deficit = ring->deficit + quantum;
 	WRITE_ONCE(ring->deficit, deficit);
+	lap->least_debt = min(lap->least_debt, max(-deficit, 0L));
 	softmq_note_occupancy(q, ring);
 }
 
@@ -1143,6 +1173,7 @@ static struct sk_buff *softmq_band_dequeue(struct Qdisc *sch,
 	/* The first ring of the current run of busy visits, n for none. */
 	unsigned long busy_from = n;
 	struct softmq_ring *ring;
+	struct softmq_lap lap;
 	struct sk_buff *skb;
 	bool at_cursor;
 
@@ -1194,6 +1225,7 @@ static struct sk_buff *softmq_band_dequeue(struct Qdisc *sch,
 	 * consumer clears a mark, so one it read set stays set meanwhile; a
 	 * mark or a wake after the read is met as one after the scan's was.
 	 */
+	lap.first = n;
 	at_cursor = test_bit(idx, t->active[band]);
 	for (;; idx++, at_cursor = false) {
 		if (!at_cursor)
@@ -1202,7 +1234,7 @@ static struct sk_buff *softmq_band_dequeue(struct Qdisc *sch,
 			break;
 		ring = READ_ONCE(rings[idx]);
 		if (ring && ring->deficit <= 0) {
-			softmq_ring_refill(q, t, band, idx, ring);
+			softmq_ring_refill(q, t, band, idx, ring, &lap);
 			busy_from = n;
 			continue;
 		}
