@@ -126,6 +126,8 @@ struct softmq_flow {
 	 * retired it, or found it refilled since (softmq_ring_drained()).
 	 */
 	u32			drained_at;
+	/* Consumer: the dequeue that last refilled it (softmq_ring_refill()). */
+	u32			refilled_at;
 	struct softmq_ring	ring;
 };
 
@@ -981,75 +983,74 @@ softmq_ring_serve(struct Qdisc *sch, struct softmq_table *t,
 }
 
 /*
- * One dequeue's lap of a band, as its refills see it: the first ring it
- * refilled since it last served one (nr_rings: none), and the least debt
- * that a ring refilled since then was left with.
- */
-struct softmq_lap {
-	unsigned long	first;
-	long		least_debt;
-};
-
-/*
- * Consumer: @credit more for each marked ring of @band in debt, the
- * rounds of the lap that would only refill them, taken at once.
+ * Consumer: the rounds of @band's lap that would only refill its rings,
+ * taken at once, if every marked ring is in debt: each gets the least
+ * debt among them, rounded down to whole quanta, so that none gains
+ * credit here.  A marked ring with credit (busy, or marked since the
+ * lap passed it) would be served in the next round: then no round is
+ * skipped.
  */
 static void softmq_band_credit(struct softmq_table *t, unsigned int band,
-			       long credit)
+			       long quantum)
 {
 	struct softmq_ring **rings = t->rings + band * t->nr_rings;
+	unsigned long *active = t->active[band];
 	unsigned long n = t->nr_rings;
+	long least = LONG_MAX;
 	struct softmq_ring *ring;
 	unsigned long idx;
 
-	for (idx = softmq_active_next(t->active[band], n, 0); idx < n;
-	     idx = softmq_active_next(t->active[band], n, idx + 1)) {
+	for (idx = softmq_active_next(active, n, 0); idx < n;
+	     idx = softmq_active_next(active, n, idx + 1)) {
 		ring = READ_ONCE(rings[idx]);
+		if (!ring || ring->deficit > 0)
+			return;
+		least = min(least, -ring->deficit);
+	}
+	least -= least % quantum;
+	if (!least)
+		return;
+	for (idx = softmq_active_next(active, n, 0); idx < n;
+	     idx = softmq_active_next(active, n, idx + 1)) {
+		ring = READ_ONCE(rings[idx]);
+		/* Marked behind the first scan: a full quantum, no debt. */
 		if (ring && ring->deficit <= 0)
-			WRITE_ONCE(ring->deficit, ring->deficit + credit);
+			WRITE_ONCE(ring->deficit, ring->deficit + least);
 	}
 }
 
 /*
  * Consumer: ring @idx of @band is out of credit; a quantum more, and it
- * waits for the next round.  A lap that comes back to the first ring it
- * refilled, still in debt, has served none since: it met every marked
- * ring of the band and refilled each one in debt (a ring marked since,
- * behind its scan, woke with a full quantum; only the consumer changes a
- * deficit).  Each round after it would do the same and nothing else
- * until the least indebted ring has credit: those rounds are taken at
- * once, and the round that then serves it runs as ever.  A GSO skb
- * leaves its ring tens of quanta in debt (43 KB at an MTU quantum: 28):
- * where every marked ring is in such debt (bulk flows, or one alone in
- * its band), each skb cost tens of rounds, a call and a scan step for
- * every marked ring in each.  A producer that marks a ring meanwhile is
- * met as one that marked after this dequeue.  Out of line, so that the
- * lap's per-packet path does not carry it: what the lap holds moves the
- * compiler's layout of the whole walk, refill or not (bench/README.md,
- * stop 54).
+ * waits for the next round.  Met again in debt in the dequeue that
+ * refilled it, it has seen the lap come full circle without serving (a
+ * serve ends the dequeue): the lap met every marked ring of the band and
+ * refilled each one in debt.  If all are in debt, each round after it
+ * would do the same and nothing else until the least indebted ring has
+ * credit: softmq_band_credit() takes those rounds at once, and the
+ * round that then serves it runs as ever.  What they would also have
+ * done is left out: the band's round count (only ever compared for
+ * equality) and ring_hiwat's samples (a statistic).  A GSO skb leaves
+ * its ring tens of quanta in debt (43 KB at an MTU quantum: 28): where
+ * every marked ring is in such debt (bulk flows, or one alone in its
+ * band), each skb cost tens of rounds, a call and a scan step for every
+ * marked ring in each.  Only the consumer changes a marked ring's
+ * deficit; a producer that marks a ring meanwhile is met as one that
+ * marked after this dequeue.  Out of line, so that the lap's per-packet
+ * path does not carry it: what the lap holds moves the compiler's
+ * layout of the whole walk, refill or not (bench/README.md, stop 54).
  */
 static noinline void softmq_ring_refill(struct softmq_sched_data *q,
 					struct softmq_table *t,
 					unsigned int band, unsigned long idx,
-					struct softmq_ring *ring,
-					struct softmq_lap *lap)
+					struct softmq_ring *ring)
 {
+	struct softmq_flow *flow = softmq_flow(ring);
 	long quantum = READ_ONCE(q->cfg.quantum);
-	long deficit;
 
-	if (idx == lap->first) {
-		if (lap->least_debt >= quantum)
-			softmq_band_credit(t, band, lap->least_debt -
-						    lap->least_debt % quantum);
-		lap->first = t->nr_rings;
-	}
-	if (lap->first >= t->nr_rings) {
-		lap->first = idx;
-		lap->least_debt = LONG_MAX;
-	}
-	deficit = ring->deficit + quantum;
-	WRITE_ONCE(ring->deficit, deficit);
-	lap->least_debt = min(lap->least_debt, max(-deficit, 0L));
+	if (flow->refilled_at == q->dequeues)
+		softmq_band_credit(t, band, quantum);
+	flow->refilled_at = q->dequeues;
+	WRITE_ONCE(ring->deficit, ring->deficit + quantum);
 	softmq_note_occupancy(q, ring);
 }
 
@@ -1173,7 +1174,6 @@ static struct sk_buff *softmq_band_dequeue(struct Qdisc *sch,
 	/* The first ring of the current run of busy visits, n for none. */
 	unsigned long busy_from = n;
 	struct softmq_ring *ring;
-	struct softmq_lap lap;
 	struct sk_buff *skb;
 	bool at_cursor;
 
@@ -1225,7 +1225,6 @@ static struct sk_buff *softmq_band_dequeue(struct Qdisc *sch,
 	 * consumer clears a mark, so one it read set stays set meanwhile; a
 	 * mark or a wake after the read is met as one after the scan's was.
 	 */
-	lap.first = n;
 	at_cursor = test_bit(idx, t->active[band]);
 	for (;; idx++, at_cursor = false) {
 		if (!at_cursor)
@@ -1234,7 +1233,7 @@ static struct sk_buff *softmq_band_dequeue(struct Qdisc *sch,
 			break;
 		ring = READ_ONCE(rings[idx]);
 		if (ring && ring->deficit <= 0) {
-			softmq_ring_refill(q, t, band, idx, ring, &lap);
+			softmq_ring_refill(q, t, band, idx, ring);
 			busy_from = n;
 			continue;
 		}

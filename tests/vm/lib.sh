@@ -515,12 +515,20 @@ kp_flags() {
 # entry probe on SYMBOL (sch_softmq:FUNC, or the kernel's), for
 # kprobe_hits EVENT: its calls so far (kprobe_profile counts them while
 # the event is enabled).  kprobe_off EVENT removes either.  A FUNC of
-# sch_softmq must be out of line (noinline in the source).
+# sch_softmq must be out of line (noinline in the source); GCC may still
+# clone it (FUNC.constprop.0): softmq_sym FUNC gives its name.
+softmq_sym() {
+	awk -v f="$1" '$4 == "[sch_softmq]" && ($3 == f || index($3, f ".") == 1) \
+		{ print $3; exit }' /proc/kallsyms
+}
 kret_on() {
+	local sym
 	tracefs_mount
 	[ -w $TRACEFS/kprobe_events ] || return 1
 	kprobe_off "$1"
-	echo "r:smqtest/$1 sch_softmq:$2 ret=\$retval:x$(getconf LONG_BIT)" \
+	sym=$(softmq_sym "$2")
+	[ -n "$sym" ] || return 1
+	echo "r:smqtest/$1 sch_softmq:$sym ret=\$retval:x$(getconf LONG_BIT)" \
 		>> $TRACEFS/kprobe_events || return 1
 	echo > $TRACEFS/trace
 	{ echo 'ret != 0' > $TRACEFS/events/smqtest/$1/filter &&
@@ -531,10 +539,16 @@ kret_count() {
 	grep -c " $1: (" $TRACEFS/trace
 }
 kcall_on() {
+	local sym=$2
 	tracefs_mount
 	[ -w $TRACEFS/kprobe_events ] || return 1
 	kprobe_off "$1"
-	{ echo "p:smqtest/$1 $2" >> $TRACEFS/kprobe_events &&
+	case $sym in sch_softmq:*)
+		sym=$(softmq_sym "${sym#sch_softmq:}")
+		[ -n "$sym" ] || return 1
+		sym=sch_softmq:$sym;;
+	esac
+	{ echo "p:smqtest/$1 $sym" >> $TRACEFS/kprobe_events &&
 		echo 1 > $TRACEFS/events/smqtest/$1/enable; } ||
 		{ kprobe_off "$1"; return 1; }
 }
