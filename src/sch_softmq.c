@@ -177,6 +177,12 @@ struct softmq_table {
 	/* Bits set in known[band]. */
 	u32			known_rings[SOFTMQ_MAX_BANDS];
 	/*
+	 * The dequeue that last looked for rounds to skip in the band, and
+	 * the ring whose refill looked (softmq_ring_refill()).
+	 */
+	u32			credit_at[SOFTMQ_MAX_BANDS];
+	u32			credit_idx[SOFTMQ_MAX_BANDS];
+	/*
 	 * The band's WOKE bit was taken (or a reset left rings marked but
 	 * unknown), and no scan for new rings has come back empty since.
 	 */
@@ -984,11 +990,12 @@ softmq_ring_serve(struct Qdisc *sch, struct softmq_table *t,
 
 /*
  * Consumer: the rounds of @band's lap that would only refill its rings,
- * taken at once, if every marked ring is in debt: each gets the least
- * debt among them, rounded down to whole quanta, so that none gains
- * credit here.  A marked ring with credit (busy, or marked since the
- * lap passed it) would be served in the next round: then no round is
- * skipped.
+ * taken at once, if every marked ring is in debt and the lap has met
+ * each since it last refilled it (softmq_ring_refill()): each gets the
+ * least debt among them, rounded down to whole quanta, so that none
+ * gains credit here.  A marked ring with credit (busy, or marked behind
+ * the lap, which starts it at a full quantum) ends the look: the next
+ * round may serve it.
  */
 static void softmq_band_credit(struct softmq_table *t, unsigned int band,
 			       long quantum)
@@ -1007,7 +1014,7 @@ static void softmq_band_credit(struct softmq_table *t, unsigned int band,
 			return;
 		least = min(least, -ring->deficit);
 	}
-	least -= least % quantum;
+	least = rounddown(least, quantum);
 	if (!least)
 		return;
 	for (idx = softmq_active_next(active, n, 0); idx < n;
@@ -1017,27 +1024,30 @@ static void softmq_band_credit(struct softmq_table *t, unsigned int band,
 		if (ring && ring->deficit <= 0)
 			WRITE_ONCE(ring->deficit, ring->deficit + least);
 	}
+	/* The laps they were: a ring new in one of them may be new again. */
+	t->round[band] += least / quantum;
 }
 
 /*
  * Consumer: ring @idx of @band is out of credit; a quantum more, and it
- * waits for the next round.  Met again in debt in the dequeue that
- * refilled it, it has seen the lap come full circle without serving (a
- * serve ends the dequeue): the lap met every marked ring of the band and
- * refilled each one in debt.  If all are in debt, each round after it
- * would do the same and nothing else until the least indebted ring has
- * credit: softmq_band_credit() takes those rounds at once, and the
- * round that then serves it runs as ever.  What they would also have
- * done is left out: the band's round count (only ever compared for
- * equality) and ring_hiwat's samples (a statistic).  A GSO skb leaves
- * its ring tens of quanta in debt (43 KB at an MTU quantum: 28): where
- * every marked ring is in such debt (bulk flows, or one alone in its
- * band), each skb cost tens of rounds, a call and a scan step for every
- * marked ring in each.  Only the consumer changes a marked ring's
- * deficit; a producer that marks a ring meanwhile is met as one that
- * marked after this dequeue.  Out of line, so that the lap's per-packet
- * path does not carry it: what the lap holds moves the compiler's
- * layout of the whole walk, refill or not (bench/README.md, stop 54).
+ * waits for the next round.  A ring met again in debt in the dequeue
+ * that refilled it has seen the lap come full circle without serving (a
+ * serve ends the dequeue), refilling every marked ring in debt: if all
+ * are in debt, each round after it would do the same and nothing else
+ * until the least indebted ring has credit, and softmq_band_credit()
+ * takes those rounds at once; the round that then serves runs as ever.
+ * The cheap test here, the look there: once a circle, at the ring that
+ * started it (a ring with debt stays marked until served), as the rings
+ * after it come round again in the same dequeue.  A GSO skb leaves its
+ * ring tens of quanta in debt (43 KB at an MTU quantum: 28): where every
+ * marked ring is in such debt (bulk flows, or one alone in its band),
+ * each skb cost tens of rounds, a call and a scan step for every marked
+ * ring in each.  ring_hiwat's samples in the skipped rounds are left out
+ * (a statistic).  Only the consumer changes a marked ring's deficit; a
+ * producer that marks a ring meanwhile is met as one that marked after
+ * this dequeue.  Out of line, so that the lap's per-packet path does not
+ * carry it: what the lap holds moves the compiler's layout of the whole
+ * walk, refill or not (bench/README.md, stop 54).
  */
 static noinline void softmq_ring_refill(struct softmq_sched_data *q,
 					struct softmq_table *t,
@@ -1047,8 +1057,12 @@ static noinline void softmq_ring_refill(struct softmq_sched_data *q,
 	struct softmq_flow *flow = softmq_flow(ring);
 	long quantum = READ_ONCE(q->cfg.quantum);
 
-	if (flow->refilled_at == q->dequeues)
+	if (flow->refilled_at == q->dequeues &&
+	    (t->credit_at[band] != q->dequeues || t->credit_idx[band] == idx)) {
+		t->credit_at[band] = q->dequeues;
+		t->credit_idx[band] = idx;
 		softmq_band_credit(t, band, quantum);
+	}
 	flow->refilled_at = q->dequeues;
 	WRITE_ONCE(ring->deficit, ring->deficit + quantum);
 	softmq_note_occupancy(q, ring);
