@@ -88,9 +88,10 @@
 #                    one (100 ms), the 90th percentile out of the qdisc
 #                    (tap) and of the device (slowdev loop=1) within 10 ms
 # make check runs the key cpu cases (fair-cpu and every *-cpu) on the lines
-# tests/vm/quick-plan names for 30-backlog.sh:cpu, the fair-* and prio-*
-# cases (the DRR and the bands: softmq's own code, the same on every
-# kernel; about 40 s a line) on those it names for 30-backlog.sh:shares;
+# tests/vm/quick-plan names for 30-backlog.sh:cpu, the fair-*, prio-* and
+# gso-refill-* cases (the DRR and the bands: softmq's own code, the same
+# on every kernel; about 50 s a line) on those it names for
+# 30-backlog.sh:shares;
 # make check-full everywhere.  The fair-* and prio-* cases run on the
 # Debian lines only: the sanitizer kernels are too slow under TCG to keep
 # the rings backlogged.
@@ -778,13 +779,13 @@ case $SMQ_LINE in
 		case " $KEYS " in *" cpu "*) fair_cpu;; esac
 		prio
 		spill_bands
+		gso_refill flows1
+		gso_refill alone
 	fi;;
 esac
 spill
 part_runs 30-backlog.sh:burst && burst
 gso_bypassed
-gso_refill flows1
-gso_refill alone
 for key in $KEYS; do
 	queued_then $key linkdown
 	queued_leak $key delete
