@@ -126,8 +126,6 @@ struct softmq_flow {
 	 * retired it, or found it refilled since (softmq_ring_drained()).
 	 */
 	u32			drained_at;
-	/* Consumer: the dequeue that last refilled it (softmq_ring_refill()). */
-	u32			refilled_at;
 	struct softmq_ring	ring;
 };
 
@@ -177,8 +175,8 @@ struct softmq_table {
 	/* Bits set in known[band]. */
 	u32			known_rings[SOFTMQ_MAX_BANDS];
 	/*
-	 * The dequeue that last looked for rounds to skip in the band, and
-	 * the ring whose refill looked (softmq_ring_refill()).
+	 * The dequeue that last refilled a ring of the band, and the first
+	 * ring it refilled there (softmq_ring_refill()).
 	 */
 	u32			credit_at[SOFTMQ_MAX_BANDS];
 	u32			credit_idx[SOFTMQ_MAX_BANDS];
@@ -1030,15 +1028,14 @@ static void softmq_band_credit(struct softmq_table *t, unsigned int band,
 
 /*
  * Consumer: ring @idx of @band is out of credit; a quantum more, and it
- * waits for the next round.  A ring met again in debt in the dequeue
- * that refilled it has seen the lap come full circle without serving (a
- * serve ends the dequeue), refilling every marked ring in debt: if all
- * are in debt, each round after it would do the same and nothing else
- * until the least indebted ring has credit, and softmq_band_credit()
+ * waits for the next round.  The first ring a dequeue refills in the
+ * band, met again in debt in that dequeue, has seen the lap come full
+ * circle without serving (a serve ends the dequeue; a ring with debt
+ * stays marked until served), refilling every marked ring in debt: if
+ * all are in debt, each round after it would do the same and nothing
+ * else until the least indebted ring has credit, and softmq_band_credit()
  * takes those rounds at once; the round that then serves runs as ever.
- * The cheap test here, the look there: once a circle, at the ring that
- * started it (a ring with debt stays marked until served), as the rings
- * after it come round again in the same dequeue.  A GSO skb leaves its
+ * The cheap test here, the look there: once a circle.  A GSO skb leaves its
  * ring tens of quanta in debt (43 KB at an MTU quantum: 28): where every
  * marked ring is in such debt (bulk flows, or one alone in its band),
  * each skb cost tens of rounds, a call and a scan step for every marked
@@ -1054,16 +1051,14 @@ static noinline void softmq_ring_refill(struct softmq_sched_data *q,
 					unsigned int band, unsigned long idx,
 					struct softmq_ring *ring)
 {
-	struct softmq_flow *flow = softmq_flow(ring);
 	long quantum = READ_ONCE(q->cfg.quantum);
 
-	if (flow->refilled_at == q->dequeues &&
-	    (t->credit_at[band] != q->dequeues || t->credit_idx[band] == idx)) {
+	if (t->credit_at[band] != q->dequeues) {
 		t->credit_at[band] = q->dequeues;
 		t->credit_idx[band] = idx;
+	} else if (t->credit_idx[band] == idx) {
 		softmq_band_credit(t, band, quantum);
 	}
-	flow->refilled_at = q->dequeues;
 	WRITE_ONCE(ring->deficit, ring->deficit + quantum);
 	softmq_note_occupancy(q, ring);
 }
