@@ -35,7 +35,9 @@
 #   BENCH_ROUNDS=R       interleaved rounds per qdisc (>= 5 for publishing)
 #   BENCH_FLOWS="1 16 1024"
 #   BENCH_LOADS="dummy veth udp mq-dummy mq-veth"   (icount: "dummy veth
-#                        udp tbf-dummy"; see bench/guest.sh)
+#                        udp tbf-dummy"; profile: "tbf-dummy slow", and
+#                        "gso", UDP GSO skbs, with profile only; see
+#                        bench/guest.sh)
 #   BENCH_SOFTMQ_OPTS="depth 256"  extra tc options for every softmq the
 #                        bench adds (not mq's children: default_qdisc)
 #   BENCH_TXQLEN=N       the dummy and veth devices' txqueuelen, pfifo_fast's
@@ -51,7 +53,8 @@
 #   BENCH_LAT_VARIANTS="pfifo_fast fq_codel softmq softmq-nocodel fq_codel-ecn softmq-ecn"
 #   BENCH_SLOW_PPS=N     the slowdev's rate (the "slow" load): MODE=sharing
 #                        5000, MODE=profile 100000 (BENCH_SLOW_COUNT=2000
-#                        packets per run there)
+#                        packets per run there; the "gso" load's wire
+#                        packets, BENCH_GSO_COUNT=200 skbs of 30 a run)
 #   BENCH_QDISCS="..."   only these qdiscs of each load (bench/guest.sh --qdiscs:
 #                        noqueue pfifo_fast fq_codel fq softmq-flow softmq-cpu
 #                        mq-pfifo_fast mq-softmq, tbf-...)
@@ -155,6 +158,9 @@ else
 	SLOW_PPS=${BENCH_SLOW_PPS:-5000}
 fi
 C_SLOW=${BENCH_SLOW_COUNT:-2000}
+C_GSO=${BENCH_GSO_COUNT:-200}
+case $C_GSO in ''|*[!0-9]*|0*) die "BENCH_GSO_COUNT must be a positive number (got '$C_GSO')";; esac
+case " $LOADS " in *" gso "*) [ "$MODE" = profile ] || die "the gso load is MODE=profile's (BENCH_LOADS='$LOADS')";; esac
 ICOUNT_BOOT_ARGS="clocksource=tsc tsc=reliable"
 DATE=$(date +%Y-%m-%d)
 RUNID=$(date +%Y%m%d-%H%M%S)
@@ -168,7 +174,7 @@ cmdline="make bench"
 [ "$HOST" = 1 ] && cmdline="$cmdline HOST=1"
 [ "$QUICK" = 1 ] && cmdline="$cmdline BENCH_QUICK=1"
 [ "$SELFTEST" = 1 ] && cmdline="$cmdline SELFTEST=1"
-for v in BENCH_QDISCS BENCH_REV BENCH_SLOW_PPS BENCH_SLOW_COUNT BENCH_VCPUS BENCH_COUNTS BENCH_ROUNDS BENCH_FLOWS BENCH_LOADS BENCH_SOFTMQ_OPTS BENCH_TXQLEN BENCH_KO \
+for v in BENCH_QDISCS BENCH_REV BENCH_SLOW_PPS BENCH_SLOW_COUNT BENCH_GSO_COUNT BENCH_VCPUS BENCH_COUNTS BENCH_ROUNDS BENCH_FLOWS BENCH_LOADS BENCH_SOFTMQ_OPTS BENCH_TXQLEN BENCH_KO \
 	BENCH_LAT_SECS BENCH_LAT_OMIT BENCH_LAT_RATE BENCH_LAT_BURST BENCH_LAT_VARIANTS; do
 	[ -n "${!v:-}" ] && cmdline="$cmdline $v=\"${!v}\""
 done
@@ -372,6 +378,7 @@ estimate_s() {   # VCPUS
 	for l in $LOADS; do
 		case $l in
 		dummy|mq-dummy|tbf-dummy|slow) per=$((13 + C_DUMMY * $1 * 10 / 500000));;
+		gso) per=$((13 + C_GSO * 30 * 10 / 20000));;
 		veth|mq-veth) per=$((13 + C_VETH * $1 * 10 / 150000));;
 		udp) per=$((13 + C_UDP * $1 * 10 / 20000));;
 		esac
@@ -491,7 +498,7 @@ exec $BENCH_DIR/guest.sh --ko "${LINE_KO:-\$SOFTMQ_KO}" --tc-lib "\$TC_LIB_DIR" 
 	--rounds $ROUNDS --flows "$FLOWS" --loads "$LOADS" \\
 	--softmq-opts "${BENCH_SOFTMQ_OPTS:-}" --txqueuelen "${BENCH_TXQLEN:-1000}" \\
 	--tag $line-${v}v$([ "$MODE" = profile ] &&
-		echo " --profile --slowdev \"\$SOFTMQ_TEST_MODULES/slowdev/slowdev.ko\" --slow-pps $SLOW_PPS --slow-drain --count-slow $C_SLOW")$([ "$MODE" = sharing ] &&
+		echo " --profile --slowdev \"\$SOFTMQ_TEST_MODULES/slowdev/slowdev.ko\" --slow-pps $SLOW_PPS --slow-drain --count-slow $C_SLOW --count-gso $C_GSO")$([ "$MODE" = sharing ] &&
 		echo " --profile --flow-split --xps --slowdev \"\$SOFTMQ_TEST_MODULES/slowdev/slowdev.ko\" --slow-pps $SLOW_PPS")
 EOF
 			fi

@@ -10,7 +10,7 @@
 #            [--tc-lib DIR] [--mq-queues 4] [--cpus N] [--tag TEXT]
 #            [--softmq-opts "depth 256"] [--profile] [--netns NAME]
 #            [--flow-split] [--xps] [--slowdev KO] [--slow-pps N]
-#            [--slow-drain] [--count-slow N]
+#            [--slow-drain] [--count-slow N] [--count-gso N] [--gso-segs N]
 #            [--qdiscs "softmq-flow softmq-cpu"]
 #
 # --softmq-opts: extra tc options for every softmq added by tc (not the mq
@@ -67,6 +67,23 @@
 #              root (NOLOCK for pfifo_fast and softmq) keeps a backlog and
 #              drops; attempts = pkts + errors (pktgen counts a drop as an
 #              error and sends until COUNT went through)
+#   gso        udpsend (--udpsend), one sender on CPU 0, into sd0 (the slow
+#              device, as --slow-drain sets it: a one-packet FIFO,
+#              --slow-pps wire packets a second): UDP GSO skbs of
+#              --gso-segs 1400-byte datagrams (43 KB at 30), --count-gso a
+#              run (default 200), the socket's send buffer SO_SNDBUF 128
+#              KB (256 KB as the kernel doubles it: about five skbs queued
+#              at a time, a sojourn under CoDel's 5 ms target at the
+#              profile's 100 000 wire packets a second; at 1 MB, about 20
+#              queued, fq_codel's CoDel dropped 25 % and softmq's 7 %).  The core
+#              segments them after the qdisc (sd0 has no GSO), so the qdisc
+#              queues and dequeues whole skbs, and its DRR sees each one
+#              leave its ring tens of quanta in debt.  The sender marks the
+#              profile's window itself (udpsend -M), after the device drained
+#              its warm-up and after it drained the run: only the sends and
+#              their transmission are counted.  Floor: bfifo.  Destinations
+#              198.18.64.0 + 0..F-1, via 198.18.0.10 (a permanent neighbour).
+#              With --profile only (one vCPU).
 #   tbf-dummy  pktgen into a dummy whose root is a tbf that never throttles
 #              (100gbit) with each qdisc as its child: a root without
 #              TCQ_F_CAN_BYPASS, so every packet goes through the child's
@@ -85,7 +102,7 @@ export LC_ALL=C
 
 KO="" OUT="" ROUNDS=5 FLOWS="1 16 1024" TAG="" CPUS="" PROFILE=0 NMARK=0 NETNS=""
 ARGS=("$@")
-CNT_DUMMY=50000 CNT_VETH=20000 CNT_UDP=3000
+CNT_DUMMY=50000 CNT_VETH=20000 CNT_UDP=3000 CNT_GSO=200 GSO_SEGS=30
 LOADS="dummy veth udp mq-dummy mq-veth" UDPSEND="" TCLIB="" MQQ=4 SMQ_OPTS=""
 FLOW_SPLIT=0 XPS=0 SLOWDEV_KO="" SLOW_PPS=5000 SLOW_DRAIN=0 CNT_SLOW="" ONLY_QDISCS="" TXQLEN=1000
 while [ $# -gt 0 ]; do
@@ -112,6 +129,8 @@ while [ $# -gt 0 ]; do
 	--slow-pps) SLOW_PPS=$2; shift 2;;
 	--slow-drain) SLOW_DRAIN=1; shift;;
 	--count-slow) CNT_SLOW=$2; shift 2;;
+	--count-gso) CNT_GSO=$2; shift 2;;
+	--gso-segs) GSO_SEGS=$2; shift 2;;
 	--qdiscs) ONLY_QDISCS=$2; shift 2;;
 	--txqueuelen) TXQLEN=$2; shift 2;;
 	*) echo "guest.sh: unknown argument $1" >&2; exit 2;;
@@ -227,7 +246,9 @@ for l in $LOADS; do
 	veth|udp) [ -e /sys/class/net/bv0 ] || mkdev_veth bv0 bv1 1 198.18.0.1 198.18.0.2;;
 	mq-veth) mkdev_veth bvm0 bvm1 "$MQQ" 198.18.0.5 198.18.0.6;;
 	tbf-dummy) mkdev_dummy bt0 1;;
-	slow)
+	slow|gso)
+		[ $l = gso ] && [ $PROFILE = 0 ] && fail "the gso load is MODE=profile's (--profile)"
+		[ -e /sys/class/net/sd0 ] && continue
 		if ! grep -q '^slowdev ' /proc/modules; then
 			[ -n "$SLOWDEV_KO" ] && [ -e "$SLOWDEV_KO" ] || fail "no slowdev module (--slowdev '$SLOWDEV_KO')"
 			insmod "$SLOWDEV_KO" "rate_pps=$SLOW_PPS" fifo_len=8 || fail "insmod $SLOWDEV_KO"
@@ -238,7 +259,10 @@ for l in $LOADS; do
 		echo $([ $SLOW_DRAIN = 1 ] && echo 1 || echo 8) > /sys/module/slowdev/parameters/fifo_len
 		ip link del sd0 2>/dev/null
 		ip link add sd0 type slowdev || fail "slowdev sd0"
-		ip link set sd0 txqueuelen $([ $SLOW_DRAIN = 1 ] && echo 20000 || echo 1000) up || fail "up sd0";;
+		ip link set sd0 txqueuelen $([ $SLOW_DRAIN = 1 ] && echo 20000 || echo 1000) up || fail "up sd0"
+		ip addr add 198.18.0.9/30 dev sd0 || fail "sd0's address"
+		ip neigh replace 198.18.0.10 lladdr 02:00:00:00:00:02 dev sd0 nud permanent &&
+			ip route replace 198.18.64.0/18 via 198.18.0.10 dev sd0 || fail "sd0's route";;
 	*) fail "unknown load $l";;
 	esac
 done
@@ -256,6 +280,8 @@ fi
 qdiscs_for() {   # LOAD -> QDISCS (global)
 	case $1 in
 	mq-*) QDISCS="noqueue mq-pfifo_fast mq-softmq";;
+	gso) QDISCS="bfifo pfifo_fast fq_codel fq softmq-flow"
+	   [ $HAVE_OPTS = 1 ] && QDISCS="$QDISCS softmq-cpu softmq-flow-nocodel softmq-cpu-nocodel";;
 	slow) QDISCS="pfifo_fast fq_codel fq softmq-flow"
 	   [ $HAVE_OPTS = 1 ] && QDISCS="$QDISCS softmq-cpu"
 	   [ $SLOW_DRAIN = 1 ] && QDISCS="bfifo $QDISCS" &&
@@ -518,6 +544,39 @@ bench_udp() {   # COUNT
 	done
 }
 
+# The gso load (MODE=profile): sd0 as --slow-drain sets it, whatever the
+# slow load set.  udpsend marks the window itself; NMARK counts its marks.
+bench_gso() {   # COUNT
+	local count=$1 flows r q out t0 ms
+	[ -x "$UDPSEND" ] || fail "no udpsend binary (--udpsend '$UDPSEND')"
+	echo "$SLOW_PPS" > /sys/module/slowdev/parameters/rate_pps &&
+		echo 1 > /sys/module/slowdev/parameters/fifo_len &&
+		ip link set sd0 txqueuelen 20000 || fail "sd0 for the gso load"
+	for flows in $FLOWS; do
+		warm_count "$flows" "$count"
+		# the device's time for the larger of the two phases, and 50 ms
+		ms=$(( (count > W ? count : W) * GSO_SEGS * 1000 / SLOW_PPS + 50 ))
+		qdiscs_for gso
+		for ((r = 1; r <= ROUNDS; r++)); do
+			for q in $QDISCS; do
+				t0=$EPOCHREALTIME
+				set_qdisc sd0 "$q"
+				out=$("$UDPSEND" -n 1 -c "$count" -w "$W" -f "$flows" \
+					-b 198.18.64.0 -p 9 -s 1442 -g "$GSO_SEGS" \
+					-B 131072 -D "$ms" -M) || fail "udpsend failed"
+				NMARK=$((NMARK + 2))
+				qdisc_check sd0 "$q"
+				clocksource_now
+				json_str "$Q_DESC"
+				[[ $out =~ \"sent\":([0-9]+),\"drops\":([0-9]+) ]] ||
+					fail "udpsend's output: $out"
+				emit "{\"type\":\"run\",\"load\":\"gso\",\"clocksource\":\"$CS\",\"dev\":\"sd0\",\"qdisc\":\"$q\",\"flows\":$flows,\"round\":$r,\"vcpus\":$NCPU,\"profile_phase\":$((NMARK - 1)),\"pkts\":${BASH_REMATCH[1]},\"errors\":${BASH_REMATCH[2]},\"gso_segs\":$GSO_SEGS,\"udp\":$out,\"qdisc_drops\":$Q_DROPS,\"qstats\":$Q_X,\"qdisc_desc\":$JS,\"wall_s\":$(( (${EPOCHREALTIME/./} - ${t0/./}) / 1000 ))e-3}"
+				say "gso $q flows=$flows round=$r: $out"
+			done
+		done
+	done
+}
+
 : > "$OUT" || fail "cannot write $OUT"
 env_record
 t0=$(date +%s)
@@ -530,6 +589,7 @@ for l in $LOADS; do
 	tbf-dummy) bench_pktgen tbf-dummy bt0 "" "$CNT_DUMMY";;
 	slow) bench_pktgen slow sd0 "" "${CNT_SLOW:-$CNT_DUMMY}";;
 	udp) bench_udp "$CNT_UDP";;
+	gso) bench_gso "$CNT_GSO";;
 	esac
 done
 set_default_qdisc pfifo_fast

@@ -30,7 +30,7 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from report import QDISC_ORDER, QDISC_LABEL, md_header, report_args, write_report  # noqa: E402
 
-BASES = {"tbf-dummy": "tbf-bfifo", "slow": "bfifo"}
+BASES = {"tbf-dummy": "tbf-bfifo", "slow": "bfifo", "gso": "bfifo"}
 MIN_DELTA = 2.0
 # The flow hash of a hashless skb, by function: skb_get_hash()'s, and
 # softmq's HalfSipHash of the addresses and ports (since 76b1dae; its
@@ -136,8 +136,12 @@ def main():
            "window held open until the device has sent every packet); `dummy`, "
            "the qdisc as the root of a dummy (the throughput bench's load; with "
            "several vCPUs the measured window ends when the senders stop, before "
-           "the consumer has sent the last backlog). Values: "
-           "instructions per packet handed to the device's queue. `(+n)`: minus the "
+           "the consumer has sent the last backlog); `gso`, the slow device's load "
+           "with one UDP socket sending GSO skbs (UDP_SEGMENT) instead of pktgen, "
+           "segmented by the core after the qdisc, counted per skb (the qdisc "
+           "queues whole skbs; each is `gso_segs` datagrams on the wire). Values: "
+           "instructions per packet handed to the device's queue (the gso load: "
+           "per GSO skb). `(+n)`: minus the "
            "load's floor (tbf's bfifo; bfifo as the root), so what each qdisc adds, "
            "function by function "
            f"(functions where some qdisc adds ≥ {MIN_DELTA:.0f}). "
@@ -149,8 +153,8 @@ def main():
            "without the flow hash and the core's path around the qdisc. On the "
            "slow load the device's rate sets the window's length, and under "
            "-icount time is instructions, so the sender spends whatever the "
-           "qdisc saves waiting (in pktgen): there, compare the qdiscs' own "
-           "functions, not the totals."
+           "qdisc saves waiting (in pktgen; in the gso load, idle): there, "
+           "compare the qdiscs' own functions, not the totals."
            + ("" if nv == 1 else
               f" With {nv} vCPUs (multi-threaded, no -icount) the counts are all "
               "vCPUs' instructions per packet sent: the consumer's path once, "
@@ -199,7 +203,8 @@ def main():
             md.append("| softmq: bypassed / spilled, of sent | " + " | ".join(
                 "%.0f %% / %.0f %%" % tuple(100 * x for x in paths[(load, flows, q)])
                 if (load, flows, q) in paths else "" for q in qds) + " |")
-        md.append("| pktgen attempts per packet sent | " + " | ".join(
+        sender = "udpsend" if load == "gso" else "pktgen"
+        md.append(f"| {sender} attempts per packet sent | " + " | ".join(
             f"{attempts[(load, flows, q)]:.2f}" for q in qds) + " |")
         md.append("| qdisc drops (warm-up run included) | " + " | ".join(
             f"{100 * drops[(load, flows, q)]:.1f} %" for q in qds) + " |")
