@@ -989,13 +989,19 @@ softmq_ring_serve(struct Qdisc *sch, struct softmq_table *t,
 /*
  * Consumer: the rounds of @band's lap that would only refill its rings,
  * taken at once, if every marked ring is in debt and the lap has met
- * each since it last refilled it (softmq_ring_refill()): each gets the
- * least debt among them, rounded down to whole quanta, so that none
- * gains credit here.  A marked ring with credit (busy, or marked behind
- * the lap, which starts it at a full quantum) ends the look: the next
- * round may serve it.
+ * each since it last refilled it (softmq_ring_refill(), at the ring where
+ * that circle started, before its refill there).  Each would get the
+ * least debt among them rounded down to whole quanta, in that many
+ * circles that serve nothing, and then a quantum in the circle the lap
+ * is on, which ends where it started: every marked ring gets both, and
+ * the lap's next step is that ring's visit of the circle after, as it
+ * would have been.  True if taken.  A marked ring with credit (busy, or
+ * marked behind the lap, which starts it at a full quantum) ends the
+ * look: the circle may serve it.  That every marked ring is in debt is
+ * all the skip needs (a circle may start at any ring); the lap's circle
+ * only keeps the look to one a circle.
  */
-static void softmq_band_credit(struct softmq_table *t, unsigned int band,
+static bool softmq_band_credit(struct softmq_table *t, unsigned int band,
 			       long quantum)
 {
 	struct softmq_ring **rings = t->rings + band * t->nr_rings;
@@ -1009,12 +1015,10 @@ static void softmq_band_credit(struct softmq_table *t, unsigned int band,
 	     idx = softmq_active_next(active, n, idx + 1)) {
 		ring = READ_ONCE(rings[idx]);
 		if (!ring || ring->deficit > 0)
-			return;
+			return false;
 		least = min(least, -ring->deficit);
 	}
-	least = rounddown(least, quantum);
-	if (!least)
-		return;
+	least = rounddown(least, quantum) + quantum;
 	for (idx = softmq_active_next(active, n, 0); idx < n;
 	     idx = softmq_active_next(active, n, idx + 1)) {
 		ring = READ_ONCE(rings[idx]);
@@ -1024,29 +1028,35 @@ static void softmq_band_credit(struct softmq_table *t, unsigned int band,
 	}
 	/* The laps they were: a ring new in one of them may be new again. */
 	t->round[band] += least / quantum;
+	return true;
 }
 
 /*
  * Consumer: ring @idx of @band is out of credit; a quantum more, and it
- * waits for the next round.  The first ring a dequeue refills in the
- * band, met again in debt in that dequeue, has seen the lap come full
- * circle without serving (a serve ends the dequeue; a ring with debt
- * stays marked until served), refilling every marked ring in debt: if
- * all are in debt, each round after it would do the same and nothing
- * else until the least indebted ring has credit, and softmq_band_credit()
- * takes those rounds at once; the round that then serves runs as ever.
- * The cheap test here, the look there: once a circle.  A GSO skb leaves its
+ * waits for the next round (false), or the rounds up to its next visit
+ * are taken at once and it has credit (true: the lap serves it now, as
+ * that visit would).  The first ring a dequeue refills in the band, met
+ * again in debt in that dequeue, has seen the lap come full circle
+ * without serving (a serve ends the dequeue; a ring with debt stays
+ * marked until served), refilling every marked ring in debt: if all are
+ * in debt, each round after it would do the same and nothing else until
+ * the least indebted ring has credit, and softmq_band_credit() takes
+ * those rounds at once, up to this ring's next visit.  If the ring has
+ * no credit then, its refill of that visit, and the lap goes on,
+ * refilling the rings still in debt, to the one that circle serves.  The
+ * cheap test here, the look there: once a circle.  A GSO skb leaves its
  * ring tens of quanta in debt (43 KB at an MTU quantum: 28): where every
  * marked ring is in such debt (bulk flows, or one alone in its band),
  * each skb cost tens of rounds, a call and a scan step for every marked
  * ring in each.  ring_hiwat's samples in the skipped rounds are left out
  * (a statistic).  Only the consumer changes a marked ring's deficit; a
- * producer that marks a ring meanwhile is met as one that marked after
- * this dequeue.  Out of line, so that the lap's per-packet path does not
- * carry it: what the lap holds moves the compiler's layout of the whole
- * walk, refill or not (bench/README.md, stop 54).
+ * ring a producer marks meanwhile has a full quantum, and the lap meets
+ * it as it would have met it in the rounds taken.  Out of line, so that
+ * the lap's per-packet path does not carry it: what the lap holds moves
+ * the compiler's layout of the whole walk, refill or not
+ * (bench/README.md, stop 54).
  */
-static noinline void softmq_ring_refill(struct softmq_sched_data *q,
+static noinline bool softmq_ring_refill(struct softmq_sched_data *q,
 					struct softmq_table *t,
 					unsigned int band, unsigned long idx,
 					struct softmq_ring *ring)
@@ -1057,10 +1067,13 @@ static noinline void softmq_ring_refill(struct softmq_sched_data *q,
 		t->credit_at[band] = q->dequeues;
 		t->credit_idx[band] = idx;
 	} else if (t->credit_idx[band] == idx) {
-		softmq_band_credit(t, band, quantum);
+		/* Its visit of the circle after the skipped ones: now. */
+		if (softmq_band_credit(t, band, quantum) && ring->deficit > 0)
+			return true;
 	}
 	WRITE_ONCE(ring->deficit, ring->deficit + quantum);
 	softmq_note_occupancy(q, ring);
+	return false;
 }
 
 /*
@@ -1242,9 +1255,9 @@ static struct sk_buff *softmq_band_dequeue(struct Qdisc *sch,
 			break;
 		ring = READ_ONCE(rings[idx]);
 		if (ring && ring->deficit <= 0) {
-			softmq_ring_refill(q, t, band, idx, ring);
 			busy_from = n;
-			continue;
+			if (!softmq_ring_refill(q, t, band, idx, ring))
+				continue;
 		}
 		skb = ring ? softmq_ring_serve(sch, t, band, idx, ring) : NULL;
 		if (skb) {
