@@ -83,7 +83,7 @@
 #              its warm-up and after it drained the run: only the sends and
 #              their transmission are counted.  Floor: bfifo.  Destinations
 #              198.18.64.0 + 0..F-1, via 198.18.0.10 (a permanent neighbour).
-#              With --profile only (one vCPU).
+#              With --profile --slow-drain only (MODE=profile).
 #   tbf-dummy  pktgen into a dummy whose root is a tbf that never throttles
 #              (100gbit) with each qdisc as its child: a root without
 #              TCQ_F_CAN_BYPASS, so every packet goes through the child's
@@ -247,7 +247,9 @@ for l in $LOADS; do
 	mq-veth) mkdev_veth bvm0 bvm1 "$MQQ" 198.18.0.5 198.18.0.6;;
 	tbf-dummy) mkdev_dummy bt0 1;;
 	slow|gso)
-		[ $l = gso ] && [ $PROFILE = 0 ] && fail "the gso load is MODE=profile's (--profile)"
+		if [ $l = gso ] && { [ $PROFILE = 0 ] || [ $SLOW_DRAIN = 0 ]; }; then
+			fail "the gso load is MODE=profile's (--profile --slow-drain)"
+		fi
 		[ -e /sys/class/net/sd0 ] && continue
 		if ! grep -q '^slowdev ' /proc/modules; then
 			[ -n "$SLOWDEV_KO" ] && [ -e "$SLOWDEV_KO" ] || fail "no slowdev module (--slowdev '$SLOWDEV_KO')"
@@ -544,14 +546,11 @@ bench_udp() {   # COUNT
 	done
 }
 
-# The gso load (MODE=profile): sd0 as --slow-drain sets it, whatever the
-# slow load set.  udpsend marks the window itself; NMARK counts its marks.
+# The gso load (MODE=profile): sd0 as --slow-drain set it up above.
+# udpsend marks the window itself; NMARK counts its marks.
 bench_gso() {   # COUNT
 	local count=$1 flows r q out t0 ms
 	[ -x "$UDPSEND" ] || fail "no udpsend binary (--udpsend '$UDPSEND')"
-	echo "$SLOW_PPS" > /sys/module/slowdev/parameters/rate_pps &&
-		echo 1 > /sys/module/slowdev/parameters/fifo_len &&
-		ip link set sd0 txqueuelen 20000 || fail "sd0 for the gso load"
 	for flows in $FLOWS; do
 		warm_count "$flows" "$count"
 		# the device's time for the larger of the two phases, and 50 ms
