@@ -53,8 +53,11 @@
  * found no mark, and scans once more after the clear (softmq_band_clear_hint).
  * The same word has a WOKE bit per band, set beside the hint, that the
  * consumer takes before it looks for rings it has not met yet
- * (softmq_band_woke_take).  No producer writes shared state on every
- * packet except the ring it pushes to.
+ * (softmq_band_woke_take).  A bitmap of 2..BITS_PER_LONG words has a
+ * summary word before it, a bit per word that may hold a mark
+ * (softmq_active_mark, softmq_active_summary_drop), so that the
+ * consumer's looks read those words only.  No producer writes shared
+ * state on every packet except the ring it pushes to.
  */
 #ifndef _SOFTMQ_RING_H
 #define _SOFTMQ_RING_H
@@ -66,6 +69,7 @@
 #include <linux/compiler.h>
 #include <linux/find.h>
 #include <linux/limits.h>
+#include <linux/minmax.h>
 #include <linux/types.h>
 
 /* ---- the ring ----------------------------------------------------------- */
@@ -508,6 +512,102 @@ static inline unsigned long softmq_active_word(const unsigned long *map,
 }
 
 /*
+ * Marks in more than one word and at most BITS_PER_LONG words (flows
+ * 65..4096 on 64-bit, 33..1024 on 32-bit) have a summary: the word before
+ * the bitmap, bit w set while word w may hold a mark.  The consumer's looks
+ * (the next mark, a new ring, any other mark) read the summary and then
+ * only the words it names: a ring that empties its word clears its bit,
+ * so at low load key flow's 1 024 rings cost a word or two a look instead
+ * of all 16.  A producer sets a word's bit on its ring's wake edge, only
+ * if it is clear (the line stays shared while it is set); the consumer
+ * clears it when a retire leaves the word empty.  The summary may name an
+ * empty word (a look then reads it for nothing), never leave out one with
+ * a mark that a look must find: see softmq_active_mark() and
+ * softmq_active_summary_drop().  A bitmap of one word needs none, and one
+ * of more than BITS_PER_LONG words is searched by the library, as before.
+ */
+static inline bool softmq_active_summed(unsigned long n)
+{
+	return n > BITS_PER_LONG && n <= BITS_PER_LONG * BITS_PER_LONG;
+}
+
+static inline unsigned long *softmq_active_summary(const unsigned long *map)
+{
+	return (unsigned long *)map - 1;
+}
+
+/*
+ * Producer, on ring @idx's wake edge (or a re-mark of a ring whose waker
+ * has not marked it yet): the mark, and its word in the summary.  The
+ * barrier orders the mark before the summary's read: pairs with
+ * softmq_active_summary_drop() (both sides store, full barrier, load): the
+ * consumer's second read of the word finds our mark, or we find its clear
+ * and set the bit again.  The caller notes the band next
+ * (softmq_band_note()), whose barrier orders our summary store, if any,
+ * before the hint's read: a consumer that cleared the hint and then reads
+ * the summary sees the bit, or we see the clear and set the hint again.
+ */
+static inline void softmq_active_mark(unsigned long *map, unsigned long n,
+				      unsigned long idx)
+{
+	unsigned long *summary = softmq_active_summary(map);
+
+	set_bit(idx, map);
+	if (!softmq_active_summed(n))
+		return;
+	/* The mark before the summary's read; pairs with _summary_drop(). */
+	smp_mb__after_atomic();
+	if (!test_bit(BIT_WORD(idx), summary))
+		set_bit(BIT_WORD(idx), summary);
+}
+
+/*
+ * Consumer, after softmq_ring_retire() unmarked ring @idx: if its word is
+ * now empty, clear the word's bit in the summary, then read the word
+ * again and set the bit back if a producer marked a ring there meanwhile
+ * (its softmq_active_mark() may have read the bit still set before our
+ * clear, and then relies on us).
+ */
+static inline void softmq_active_summary_drop(unsigned long *map,
+					      unsigned long n,
+					      unsigned long idx)
+{
+	unsigned long *summary = softmq_active_summary(map);
+	unsigned long w = BIT_WORD(idx);
+
+	if (!softmq_active_summed(n) || READ_ONCE(map[w]))
+		return;
+	clear_bit(w, summary);
+	/* The clear before the word's second read; pairs with _active_mark(). */
+	smp_mb__after_atomic();
+	if (READ_ONCE(map[w]))
+		set_bit(w, summary);
+}
+
+/*
+ * Consumer.  The first marked ring at or after @from (< @n), a summed
+ * bitmap's.  Each word is read after the summary bit that names it (an
+ * address dependency: a mark published before its bit is seen with it).
+ */
+static inline unsigned long softmq_active_summed_next(const unsigned long *map,
+						      unsigned long n,
+						      unsigned long from)
+{
+	unsigned long first = BIT_WORD(from), s, w, bits;
+
+	s = READ_ONCE(*softmq_active_summary(map)) & (~0UL << first);
+	for (; s; s &= s - 1) {
+		w = __ffs(s);
+		bits = READ_ONCE(map[w]);
+		if (w == first)
+			bits &= BITMAP_FIRST_WORD_MASK(from);
+		if (bits)
+			return min(w * BITS_PER_LONG + __ffs(bits), n);
+	}
+	return n;
+}
+
+/*
  * Consumer.  First marked ring at or after @from, or @n if none.  A bitmap
  * of one word (key cpu on up to BITS_PER_LONG CPUs, small flow tables) is
  * scanned inline: the library's scan is a call per look, and the consumer
@@ -519,10 +619,12 @@ static inline unsigned long softmq_active_next(const unsigned long *map,
 {
 	unsigned long w;
 
-	if (n > BITS_PER_LONG)
-		return find_next_bit(map, n, from);
 	if (from >= n)
 		return n;
+	if (softmq_active_summed(n))
+		return softmq_active_summed_next(map, n, from);
+	if (n > BITS_PER_LONG)
+		return find_next_bit(map, n, from);
 	w = softmq_active_word(map, n) & (~0UL << from);
 	return w ? __ffs(w) : n;
 }
@@ -535,8 +637,18 @@ static inline unsigned long softmq_active_first_andnot(const unsigned long *map,
 						       const unsigned long *mask,
 						       unsigned long n)
 {
-	unsigned long w;
+	unsigned long s, w, i;
 
+	if (softmq_active_summed(n)) {
+		s = READ_ONCE(*softmq_active_summary(map));
+		for (; s; s &= s - 1) {
+			i = __ffs(s);
+			w = READ_ONCE(map[i]) & ~mask[i];
+			if (w)
+				return min(i * BITS_PER_LONG + __ffs(w), n);
+		}
+		return n;
+	}
 	if (n > BITS_PER_LONG)
 		return find_next_andnot_bit(map, mask, n, 0);
 	w = softmq_active_word(map, n) & ~mask[0];
@@ -548,16 +660,33 @@ static inline unsigned long softmq_active_first_andnot(const unsigned long *map,
  * of more than one word.  Only the answer is wanted, and where it is asked
  * (a ring emptied by its pop) it is mostly no, which a scan learns by
  * searching every word: for key flow's 1024 rings, 16 words (64-bit) in
- * two library calls, one on each side of @but.  Here each word is a load
- * and an OR.  Out of line, as the library's scan was: inlined, its loops
- * cost the one-word callers registers.
+ * two library calls, one on each side of @but.  Here a summed bitmap's
+ * words are the ones its summary names (at low load, @but's own and few
+ * others), a larger one's every word, each a load and an OR.  Out of
+ * line, as the library's scan was: inlined, its loops cost the one-word
+ * callers registers.
  */
 static noinline bool __softmq_active_any_but(const unsigned long *map,
 					     unsigned long n,
 					     unsigned long but)
 {
 	unsigned long last = BIT_WORD(n - 1), skip = BIT_WORD(but);
-	unsigned long w, any;
+	unsigned long s, w, any;
+
+	if (softmq_active_summed(n)) {
+		s = READ_ONCE(*softmq_active_summary(map));
+		for (; s; s &= s - 1) {
+			w = __ffs(s);
+			any = READ_ONCE(map[w]);
+			if (w == skip)
+				any &= ~BIT_MASK(but);
+			if (w == last)
+				any &= BITMAP_LAST_WORD_MASK(n);
+			if (any)
+				return true;
+		}
+		return false;
+	}
 
 	/* As the library's scans, the bits at and past @n do not count. */
 	any = READ_ONCE(map[last]) & BITMAP_LAST_WORD_MASK(n);
@@ -593,6 +722,13 @@ static inline unsigned long softmq_active_next_wrap(const unsigned long *map,
 {
 	unsigned long w, after;
 
+	if (softmq_active_summed(n)) {
+		w = softmq_active_summed_next(map, n, from);
+		if (w < n || !from)
+			return w;
+		w = softmq_active_summed_next(map, n, 0);
+		return w < from ? w : n;
+	}
 	if (n > BITS_PER_LONG)
 		return find_next_bit_wrap(map, n, from);
 	w = softmq_active_word(map, n);
@@ -710,8 +846,11 @@ static inline bool softmq_band_clear_hint_but(unsigned long *hints,
 /*
  * Producer, after a push that did not wake ring @idx of @band (its waker
  * may not have marked it, or noted the band, yet: IRQ, vCPU preemption,
- * PREEMPT_RT).  True if the consumer is sure to find the ring: marked and
- * its band hinted.  False: the caller marks and notes itself.
+ * PREEMPT_RT).  True if the consumer is sure to find the ring: marked,
+ * its word named in a summed bitmap's summary (the consumer's looks read
+ * no word the summary leaves out: W may be stopped between its mark and
+ * that bit), and its band hinted.  False: the caller marks, names and
+ * notes itself.
  *
  * The barrier between the two loads: a waker W marks the ring and is
  * stopped before its note; the consumer C clears the hint, full barrier,
@@ -724,11 +863,14 @@ static inline bool softmq_band_clear_hint_but(unsigned long *hints,
  * sides have a full barrier (LKMM, and x86 always).  C's is in
  * softmq_band_clear_hint().
  */
-static inline bool softmq_ring_seen(const unsigned long *map, unsigned int idx,
+static inline bool softmq_ring_seen(const unsigned long *map, unsigned long n,
+				    unsigned int idx,
 				    const unsigned long *hints,
 				    unsigned int band)
 {
-	if (!test_bit(idx, map))
+	if (!test_bit(idx, map) ||
+	    (softmq_active_summed(n) &&
+	     !test_bit(BIT_WORD(idx), softmq_active_summary(map))))
 		return false;
 	/* The mark read before the hint read; pairs with _band_clear_hint(). */
 	smp_mb();

@@ -681,11 +681,11 @@ static int softmq_enqueue(struct sk_buff *skb, struct Qdisc *sch,
 		softmq_stat_add(q, SOFTMQ_CNT_SPILLED, 1);
 	/* From here on another CPU may have dequeued and freed skb. */
 	if (res == SOFTMQ_PUSH_WOKE) {
-		set_bit(idx, t->active[band]);
+		softmq_active_mark(t->active[band], t->nr_rings, idx);
 		softmq_band_note(&t->band_hints, band);
 		softmq_stat_add(q, SOFTMQ_CNT_RING_WAKEUPS, 1);
-	} else if (unlikely(!softmq_ring_seen(t->active[band], idx,
-					      &t->band_hints, band))) {
+	} else if (unlikely(!softmq_ring_seen(t->active[band], t->nr_rings,
+					      idx, &t->band_hints, band))) {
 		/*
 		 * The producer that woke this ring has not marked it (or noted
 		 * its band) yet: it is between its push and its note (IRQ, vCPU
@@ -698,7 +698,7 @@ static int softmq_enqueue(struct sk_buff *skb, struct Qdisc *sch,
 		 * a ring the consumer emptied meanwhile is retired on its next
 		 * visit, a stale hint on the band's next scan).
 		 */
-		set_bit(idx, t->active[band]);
+		softmq_active_mark(t->active[band], t->nr_rings, idx);
 		softmq_band_note(&t->band_hints, band);
 	}
 	qdisc_update_stats_at_enqueue(sch, pkt_len);
@@ -907,6 +907,7 @@ static __always_inline bool softmq_ring_idle(struct softmq_sched_data *q,
 {
 	if (!softmq_ring_retire(ring, t->active[band], idx))
 		return false;
+	softmq_active_summary_drop(t->active[band], t->nr_rings, idx);
 	WRITE_ONCE(ring->deficit, READ_ONCE(q->cfg.quantum));
 	if (__test_and_clear_bit(idx, t->known[band]))
 		t->known_rings[band]--;
@@ -1498,8 +1499,10 @@ static void softmq_table_purge(struct Qdisc *sch, struct softmq_table *t)
 			}
 			WRITE_ONCE(ring->deficit, quantum);
 			codel_vars_init(&softmq_flow(ring)->cvars);
-			if (test_bit(idx, active))
-				softmq_ring_retire(ring, active, idx);
+			if (test_bit(idx, active) &&
+			    softmq_ring_retire(ring, active, idx))
+				softmq_active_summary_drop(active, t->nr_rings,
+							   idx);
 		}
 		bitmap_zero(t->known[band], t->nr_rings);
 		t->known_rings[band] = 0;
@@ -1534,8 +1537,9 @@ static unsigned int softmq_nr_rings(const struct softmq_config *cfg)
 }
 
 /* One allocation: header, ring pointers, then a cache-line aligned bitmap
- * per band (producers set bits there, so keep them off the header), then
- * the consumer's "known" bitmap per band.
+ * per band (producers set bits there, so keep them off the header) after
+ * its summary word (softmq_active_summary()), then the consumer's "known"
+ * bitmap per band.
  */
 static size_t softmq_table_bytes(const struct softmq_config *cfg,
 				 size_t *bitmap_off, size_t *bitmap_bytes)
@@ -1545,7 +1549,8 @@ static size_t softmq_table_bytes(const struct softmq_config *cfg,
 	*bitmap_off = ALIGN(sizeof(struct softmq_table) +
 			    cfg->bands * n * sizeof(struct softmq_ring *),
 			    SMP_CACHE_BYTES);
-	*bitmap_bytes = ALIGN(BITS_TO_LONGS(n) * sizeof(long), SMP_CACHE_BYTES);
+	*bitmap_bytes = ALIGN((1 + BITS_TO_LONGS(n)) * sizeof(long),
+			      SMP_CACHE_BYTES);
 	return *bitmap_off + 2 * cfg->bands * *bitmap_bytes;
 }
 
@@ -1580,7 +1585,7 @@ static struct softmq_table *softmq_table_alloc(const struct softmq_config *cfg)
 	t->rings = (struct softmq_ring **)(t + 1);
 	for (band = 0; band < cfg->bands; band++) {
 		t->active[band] = (unsigned long *)((char *)t + bitmap_off +
-						    band * bitmap_bytes);
+						    band * bitmap_bytes) + 1;
 		t->known[band] = (unsigned long *)((char *)t + bitmap_off +
 						   (cfg->bands + band) * bitmap_bytes);
 		t->new_idx[band] = t->nr_rings;

@@ -162,12 +162,17 @@ static int band_dequeue(int *busy)
 			cursor = idx;
 			/* softmq_ring_drained(): a lone ring its pop emptied */
 			if (softmq_ring_looks_empty(rings[idx]) &&
-			    softmq_band_clear_hint_but(&hints, 0, active, R, idx) &&
-			    !softmq_ring_retire(rings[idx], active, (unsigned int)idx))
-				set_bit(0, &hints);
+			    softmq_band_clear_hint_but(&hints, 0, active, R, idx)) {
+				if (softmq_ring_retire(rings[idx], active, (unsigned int)idx))
+					softmq_active_summary_drop(active, R, idx);
+				else
+					set_bit(0, &hints);
+			}
 			return 1;
 		}
-		if (!softmq_ring_retire(rings[idx], active, (unsigned int)idx)) {
+		if (softmq_ring_retire(rings[idx], active, (unsigned int)idx)) {
+			softmq_active_summary_drop(active, R, idx);
+		} else {
 			*busy = 1;
 			busy_skips++;
 			if (first_busy == R)
@@ -201,7 +206,7 @@ static void producer_push(unsigned int p, unsigned long seq, void (*on_full)(voi
 	if (res == SOFTMQ_PUSH_SPILLED)
 		__atomic_fetch_add(&spills, 1, __ATOMIC_RELAXED);
 	if (res == SOFTMQ_PUSH_WOKE && active) {
-		set_bit(idx, active);
+		softmq_active_mark(active, R, idx);
 		softmq_band_note(&hints, 0);
 	}
 	if (retries)
@@ -508,7 +513,7 @@ int main(int argc, char **argv)
 		rings[i] = ring_new(D);
 	nwords = (R + BITS_PER_LONG - 1) / BITS_PER_LONG;
 	if (strcmp(mode, "one"))
-		active = calloc(nwords, sizeof(long));
+		active = (unsigned long *)calloc(1 + nwords, sizeof(long)) + 1;
 	for (p = 0; p < P; p++) {
 		seen[p] = calloc(M, 1);
 		payload[p] = calloc(M, sizeof(**payload));
@@ -577,7 +582,8 @@ int main(int argc, char **argv)
 	for (i = 0; i < R; i++)
 		free(rings[i]);
 	free(rings);
-	free(active);
+	if (active)
+		free(active - 1);	/* and its summary word */
 	for (p = 0; p < P; p++) {
 		free(seen[p]);
 		free(payload[p]);

@@ -636,6 +636,28 @@ static unsigned long naive_next(const unsigned long *map, unsigned long n,
 	return n;
 }
 
+/*
+ * The summary word before @map (softmq_active_summary()) made to name the
+ * words of [0, @n) with a mark, or with @all every word: a summary may name
+ * an empty word, never leave out one with a mark.
+ */
+static void summarize(unsigned long *map, unsigned long n, bool all)
+{
+	unsigned long w, *summary = softmq_active_summary(map);
+
+	*summary = 0;
+	for (w = 0; w < BITS_TO_LONGS(n) && w < BITS_PER_LONG; w++)
+		if (all || map[w])
+			*summary |= 1UL << w;
+}
+
+/* A retire's two steps on the marks: the bit, then the summary. */
+static void unmark(unsigned long *map, unsigned long n, unsigned long idx)
+{
+	clear_bit(idx, map);
+	softmq_active_summary_drop(map, n, idx);
+}
+
 /* softmq_active_any_but(), or for @but >= @n any mark (a scan from 0). */
 static bool any_but(const unsigned long *map, unsigned long n, unsigned long but)
 {
@@ -646,7 +668,7 @@ static bool any_but(const unsigned long *map, unsigned long n, unsigned long but
 static void t_active_bitmap(void **state)
 {
 	static const unsigned int bits[] = { 0, 1, 63, 64, 127, 128, 149 };
-	unsigned long map[3] = { 0, 0, 0 };
+	unsigned long words[1 + 3] = { 0 }, *map = words + 1;
 	unsigned long n = 150, from, i;
 	struct softmq_ring *r = ring_new(2);
 
@@ -654,8 +676,9 @@ static void t_active_bitmap(void **state)
 	assert_int_equal(softmq_active_next(map, n, 0), n);
 	assert_int_equal(softmq_active_next(map, n, 149), n);
 	for (i = 0; i < sizeof(bits) / sizeof(bits[0]); i++)
-		set_bit(bits[i], map);
-	set_bit(64, map);		/* idempotent */
+		softmq_active_mark(map, n, bits[i]);
+	softmq_active_mark(map, n, 64);	/* idempotent */
+	assert_int_equal(words[0], 7UL);
 	assert_int_equal(map[0], 3UL | (1UL << 63));
 	assert_int_equal(map[1], 1UL | (1UL << 63));
 	assert_int_equal(map[2], 1UL | (1UL << 21));
@@ -674,16 +697,22 @@ static void t_active_bitmap(void **state)
 	assert_int_equal(softmq_active_next(map, 149, 130), 149);	/* n=149 */
 	map[2] &= ~(~0UL << 22);
 
-	/* retire clears exactly its own bit, at word boundaries */
+	/*
+	 * retire clears exactly its own bit, at word boundaries; the summary
+	 * names a word while it holds a mark
+	 */
 	for (i = 0; i < sizeof(bits) / sizeof(bits[0]); i++) {
-		unsigned long before[3];
+		unsigned long before[3], w = bits[i] / BITS_PER_LONG;
 
 		memcpy(before, map, sizeof(before));
 		assert_true(softmq_ring_retire(r, map, bits[i]));
-		before[bits[i] / BITS_PER_LONG] &= ~(1UL << (bits[i] % BITS_PER_LONG));
+		softmq_active_summary_drop(map, n, bits[i]);
+		before[w] &= ~(1UL << (bits[i] % BITS_PER_LONG));
 		assert_memory_equal(map, before, sizeof(before));
+		assert_int_equal(words[0] >> w & 1, !!map[w]);
 	}
 	assert_int_equal(map[0] | map[1] | map[2], 0);
+	assert_int_equal(words[0], 0);
 	assert_int_equal(softmq_active_next(map, n, 0), n);
 
 	/* n exactly one and two words, n = 1 */
@@ -691,7 +720,7 @@ static void t_active_bitmap(void **state)
 	assert_int_equal(softmq_active_next(map, 64, 0), 63);
 	assert_int_equal(softmq_active_next(map, 63, 0), 63);	/* = n */
 	assert_int_equal(softmq_active_next(map, 128, 64), 128);
-	set_bit(127, map);
+	softmq_active_mark(map, 128, 127);
 	assert_int_equal(softmq_active_next(map, 128, 64), 127);
 	set_bit(0, map);
 	assert_int_equal(softmq_active_next(map, 1, 0), 0);
@@ -701,7 +730,7 @@ static void t_active_bitmap(void **state)
 
 static void t_active_random(void **state)
 {
-	unsigned long map[5];
+	unsigned long words[1 + 5], *map = words + 1;
 	int round;
 
 	(void)state;
@@ -709,7 +738,7 @@ static void t_active_random(void **state)
 		unsigned long n = 1 + lcg() % (5 * BITS_PER_LONG), from, i;
 		unsigned long density = lcg() % 4;
 
-		memset(map, 0, sizeof(map));
+		memset(words, 0, sizeof(words));
 		for (i = 0; i < n; i++)
 			if (density && lcg() % (density * 8) == 0)
 				set_bit(i, map);
@@ -719,6 +748,8 @@ static void t_active_random(void **state)
 				map[(n - 1) / BITS_PER_LONG] |=
 					~0UL << (n % BITS_PER_LONG);
 		}
+		/* summed from 65 bits: exact, or naming every word */
+		summarize(map, n, round % 5 == 1);
 		for (from = 0; from <= n; from++) {
 			unsigned long want = naive_next(map, n, from);
 
@@ -763,37 +794,110 @@ static void t_active_random(void **state)
 static void t_active_any_but(void **state)
 {
 	static const unsigned long sizes[] = { 1, 2, 63, 64, 65, 128, 150, 320 };
-	unsigned long map[BITS_TO_LONGS(320)], s, b, b2, but;
+	unsigned long words[1 + BITS_TO_LONGS(320)], *map = words + 1;
+	unsigned long s, b, b2, but;
 
 	(void)state;
 	for (s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
 		unsigned long n = sizes[s];
 
-		memset(map, 0, sizeof(map));
+		memset(words, 0, sizeof(words));
 		for (but = 0; but <= n; but++)
 			assert_false(any_but(map, n, but));
 		for (b = 0; b < n; b++) {
-			set_bit(b, map);
+			softmq_active_mark(map, n, b);
 			for (but = 0; but <= n; but++)
 				assert_int_equal(any_but(map, n, but),
 						 but != b);
 			/* a second mark in another word, or the same one */
 			b2 = (b + BITS_PER_LONG) % n;
 			if (b2 != b) {
-				set_bit(b2, map);
+				softmq_active_mark(map, n, b2);
 				for (but = 0; but <= n; but++)
 					assert_true(any_but(map, n, but));
-				clear_bit(b2, map);
+				unmark(map, n, b2);
 			}
-			clear_bit(b, map);
+			unmark(map, n, b);
+			assert_int_equal(words[0], 0);
 		}
 	}
+}
+
+/*
+ * The summary of a bitmap of 2..BITS_PER_LONG words: a mark names its
+ * word, a retire that leaves the word empty clears it, and the looks read
+ * only the words it names.  None for one word or for more than
+ * BITS_PER_LONG words, whose looks read every word.
+ */
+static void t_active_summary(void **state)
+{
+	unsigned long words[1 + BITS_PER_LONG + 1] = { 0 }, *map = words + 1;
+	unsigned long known[BITS_PER_LONG + 1] = { 0 };
+	unsigned long n;
+
+	(void)state;
+	softmq_active_mark(map, 150, 3);
+	assert_int_equal(words[0], 1UL);
+	softmq_active_mark(map, 150, 70);
+	softmq_active_mark(map, 150, 71);
+	assert_int_equal(words[0], 3UL);
+	unmark(map, 150, 70);			/* 71 still marked: kept */
+	assert_int_equal(words[0], 3UL);
+	unmark(map, 150, 71);
+	assert_int_equal(words[0], 1UL);
+
+	/* a mark its word's bit does not name yet is not looked at */
+	set_bit(130, map);
+	assert_int_equal(softmq_active_next(map, 150, 4), 150);
+	assert_int_equal(softmq_active_next_wrap(map, 150, 4), 3);
+	assert_false(softmq_active_any_but(map, 150, 3));
+	set_bit(3, known);
+	assert_int_equal(softmq_active_first_andnot(map, known, 150), 150);
+	/* named, even with nothing else in the word */
+	softmq_active_mark(map, 150, 130);
+	assert_int_equal(words[0], 5UL);
+	assert_int_equal(softmq_active_next(map, 150, 4), 130);
+	assert_true(softmq_active_any_but(map, 150, 3));
+	assert_int_equal(softmq_active_first_andnot(map, known, 150), 130);
+	assert_int_equal(softmq_active_next_wrap(map, 150, 131), 3);
+	/* an empty word named costs a read, and finds nothing */
+	unmark(map, 150, 130);
+	words[0] |= 2UL;
+	assert_int_equal(softmq_active_next(map, 150, 4), 150);
+	assert_false(softmq_active_any_but(map, 150, 3));
+	unmark(map, 150, 3);
+	assert_int_equal(words[0], 2UL);	/* only a retire in it clears it */
+	words[0] = 0;
+
+	/* the widest summed bitmap: its last word is the summary's last bit */
+	n = BITS_PER_LONG * BITS_PER_LONG;
+	softmq_active_mark(map, n, n - 1);
+	assert_int_equal(words[0], 1UL << (BITS_PER_LONG - 1));
+	assert_int_equal(softmq_active_next(map, n, 0), n - 1);
+	assert_int_equal(softmq_active_next_wrap(map, n, n - 1), n - 1);
+	assert_false(softmq_active_any_but(map, n, n - 1));
+	unmark(map, n, n - 1);
+	assert_int_equal(words[0], 0);
+
+	/* one word, and one word more than summed: no summary */
+	softmq_active_mark(map, BITS_PER_LONG, 5);
+	assert_int_equal(words[0], 0);
+	n = BITS_PER_LONG * BITS_PER_LONG + 1;
+	softmq_active_mark(map, n, n - 1);
+	assert_int_equal(words[0], 0);
+	assert_int_equal(softmq_active_next(map, n, 0), 5);
+	assert_int_equal(softmq_active_next(map, n, 6), n - 1);
+	assert_true(softmq_active_any_but(map, n, 5));
+	unmark(map, n, n - 1);
+	unmark(map, BITS_PER_LONG, 5);
+	assert_int_equal(words[0], 0);
+	assert_int_equal(softmq_active_next(map, n, 0), n);
 }
 
 /* Band hints: note sets, test_bit reads, clear_hint clears an unmarked band's. */
 static void t_band_hints(void **state)
 {
-	unsigned long hints = 0, map[2] = { 0, 0 };
+	unsigned long hints = 0, words[1 + 2] = { 0 }, *map = words + 1;
 
 	(void)state;
 	assert_false(test_bit(0, &hints));
@@ -821,7 +925,7 @@ static void t_band_hints(void **state)
 
 	/* a mark anywhere in [0, n): kept, hint set again */
 	softmq_band_note(&hints, 2);
-	set_bit(99, map);
+	softmq_active_mark(map, 100, 99);
 	assert_false(softmq_band_clear_hint(&hints, 2, map, 100));
 	assert_true(test_bit(2, &hints));
 	/* a mark at or past n does not count */
@@ -835,7 +939,7 @@ static void t_band_hints(void **state)
  */
 static void t_band_hint_but(void **state)
 {
-	unsigned long hints = 0, map[2] = { 0, 0 };
+	unsigned long hints = 0, words[1 + 2] = { 0 }, *map = words + 1;
 
 	(void)state;
 	set_bit(3, map);
@@ -850,19 +954,20 @@ static void t_band_hint_but(void **state)
 	clear_bit(7, map);
 
 	/* two words: before, after, past n */
-	set_bit(70, map);
+	softmq_active_mark(map, 100, 70);
 	assert_true(softmq_band_clear_hint_but(&hints, 0, map, 100, 70));
-	set_bit(5, map);
+	softmq_active_mark(map, 100, 5);
 	assert_false(softmq_band_clear_hint_but(&hints, 0, map, 100, 70));
 	assert_true(test_bit(0, &hints));
-	clear_bit(5, map);
-	set_bit(99, map);
+	unmark(map, 100, 5);
+	softmq_active_mark(map, 100, 99);
 	assert_false(softmq_band_clear_hint_but(&hints, 0, map, 100, 70));
 	assert_true(softmq_band_clear_hint_but(&hints, 0, map, 99, 70));
 	assert_false(test_bit(0, &hints));
 	/* its own mark clear: "no other" all the same, either width */
-	clear_bit(99, map);
-	clear_bit(70, map);
+	unmark(map, 100, 99);
+	unmark(map, 100, 70);
+	assert_int_equal(words[0], 0);
 	assert_true(softmq_band_clear_hint_but(&hints, 0, map, 100, 70));
 	assert_true(softmq_band_clear_hint_but(&hints, 0, map, 10, 3));
 }
@@ -888,21 +993,28 @@ static void t_looks_empty(void **state)
 	free(r);
 }
 
-/* The producer's check after a non-waking push: marked and hinted. */
+/* The producer's check after a non-waking push: marked, named, hinted. */
 static void t_ring_seen(void **state)
 {
-	unsigned long hints = 0, map[2] = { 0, 0 };
+	unsigned long hints = 0, words[1 + 2] = { 0 }, *map = words + 1;
 
 	(void)state;
-	assert_false(softmq_ring_seen(map, 70, &hints, 1));	/* neither */
+	assert_false(softmq_ring_seen(map, 128, 70, &hints, 1));	/* neither */
 	softmq_band_note(&hints, 1);
-	assert_false(softmq_ring_seen(map, 70, &hints, 1));	/* hint, no mark */
+	assert_false(softmq_ring_seen(map, 128, 70, &hints, 1));	/* hint, no mark */
 	set_bit(70, map);
-	assert_true(softmq_ring_seen(map, 70, &hints, 1));	/* both */
-	assert_false(softmq_ring_seen(map, 70, &hints, 2));	/* other band's hint */
-	assert_false(softmq_ring_seen(map, 69, &hints, 1));	/* other ring */
+	/* marked, its word not named yet: its waker is between the two */
+	assert_false(softmq_ring_seen(map, 128, 70, &hints, 1));
+	assert_true(softmq_ring_seen(map, 64 * 64 + 1, 70, &hints, 1));	/* no summary */
+	softmq_active_mark(map, 128, 70);
+	assert_true(softmq_ring_seen(map, 128, 70, &hints, 1));	/* all three */
+	assert_false(softmq_ring_seen(map, 128, 70, &hints, 2));	/* other band's hint */
+	assert_false(softmq_ring_seen(map, 128, 69, &hints, 1));	/* other ring */
 	assert_true(softmq_band_clear_hint(&hints, 1, map, 64));	/* clears the hint */
-	assert_false(softmq_ring_seen(map, 70, &hints, 1));	/* mark, no hint */
+	assert_false(softmq_ring_seen(map, 128, 70, &hints, 1));	/* mark, no hint */
+	set_bit(5, map);				/* one word: no summary */
+	softmq_band_note(&hints, 1);
+	assert_true(softmq_ring_seen(map, 64, 5, &hints, 1));
 }
 
 /* ---- races at exact points (kshim build only) -------------------------------- */
@@ -1144,6 +1256,7 @@ int main(void)
 		cmocka_unit_test(t_active_bitmap),
 		cmocka_unit_test(t_active_random),
 		cmocka_unit_test(t_active_any_but),
+		cmocka_unit_test(t_active_summary),
 		cmocka_unit_test(t_band_hints),
 		cmocka_unit_test(t_band_hint_but),
 		cmocka_unit_test(t_looks_empty),
