@@ -148,6 +148,9 @@ if [ "${1:-}" = --model-deep ]; then
 	model deep-any-ring-3p-d1-q1 ok "-DNP=3 -DK=1 -DDEPTH=1 -DQUOTA=1 -DANY_RING -DNO_POP_RETIRE"
 	model deep-stall-map1-3p ok "-DMAXSTALL=1 -DRING_MAP=1 -DNP=3 -DK=1 -DDEPTH=1"
 	model deep-control-lock ok "-DCONTROL_LOCK"
+	model deep-summary-one-ring ok "-DSUMMARY -DRING_MAP=1"
+	model deep-summary-any-cursor ok "-DSUMMARY -DANY_CURSOR"
+	model deep-summary-stall-3p ok "-DSUMMARY -DMAXSTALL=1 -DNP=3 -DK=1 -DDEPTH=1"
 	model_results
 	summary
 fi
@@ -196,10 +199,19 @@ model control-lock ok "-DCONTROL_LOCK -DNCTL=2 -DK=1"
 model control-lock-one-ring ok "-DCONTROL_LOCK -DNCTL=2 -DK=1 -DRING_MAP=1"
 model control-lock-quota ok "-DCONTROL_LOCK -DNCTL=2 -DK=1 -DDEPTH=1 -DQUOTA=1"
 model control-lock-stall ok "-DCONTROL_LOCK -DNCTL=2 -DK=1 -DMAXSTALL=1"
+# The looks through a summed bitmap's summary word (softmq_active_mark(),
+# softmq_active_summary_drop()): each ring in a word of its own, or both
+# in one word.
+model summary ok "-DSUMMARY"
+model summary-one-word ok "-DSUMMARY -DSUMMARY_ONE_WORD"
+model summary-stall ok "-DSUMMARY -DMAXSTALL=1"
+model summary-control-lock ok "-DSUMMARY -DCONTROL_LOCK -DNCTL=2 -DK=1"
 # softmq_ring_seen()'s barrier under a non-multi-copy-atomic memory model
 # (model/rwc.pml); SC and MCA cannot show the mutant's reorder.
 model rwc ok "" rwc.pml
 model rwc-mca ok "-DMCA" rwc.pml
+model rwc-summary ok "-DSUMMARY" rwc.pml
+model rwc-summary-mca ok "-DSUMMARY -DMCA" rwc.pml
 # Mutants: spin must report each.
 model mut-no-rescan violation "-DMUT_NO_RESCAN"
 model mut-no-clear violation "-DMUT_NO_CLEAR"
@@ -218,6 +230,13 @@ model mut-spill-stale-list violation "-DRING_MAP=1 -DNP=3 -DK=1 -DDEPTH=1 -DQUOT
 model mut-control-no-missed violation "-DCONTROL_LOCK -DNCTL=2 -DK=1 -DMUT_CONTROL_NO_MISSED"
 model mut-rwc-no-seen-mb violation "-DMUT_NO_SEEN_MB" rwc.pml
 model mut-rwc-no-clear-hint-mb violation "-DMUT_NO_CLEAR_HINT_MB" rwc.pml
+# The summary: a drop without its second read, a word named after the
+# hint (P3, stuck items); softmq_ring_seen() that trusts a mark whose word
+# is not named yet (rwc.pml; under SC too).
+model mut-summary-no-recheck violation "-DSUMMARY -DMUT_SUMMARY_NO_RECHECK"
+model mut-summary-one-word-no-recheck violation "-DSUMMARY -DSUMMARY_ONE_WORD -DMUT_SUMMARY_NO_RECHECK"
+model mut-summary-after-hint violation "-DSUMMARY -DMUT_SUMMARY_AFTER_HINT"
+model mut-rwc-seen-no-summary violation "-DSUMMARY -DSC -DMUT_SEEN_NO_SUMMARY" rwc.pml
 # No error expected: with multi-copy-atomic stores (x86-TSO is such a model)
 # the mutant cannot reorder; rwc.pml's claim that only POWER-like CPUs can.
 model rwc-mca-no-seen-mb ok "-DMCA -DMUT_NO_SEEN_MB" rwc.pml

@@ -63,6 +63,17 @@
  *   W may be anywhere when the check runs: before its mark, between mark
  *   and note (stopped by an IRQ, vCPU preemption, PREEMPT_RT), or done.
  *
+ * -DSUMMARY: the bitmap has a summary word (softmq_active_summary(), a
+ *   bitmap of 2..BITS_PER_LONG words), one more location, "summ", the
+ *   bit of the ring's word, initially 0.  W names the word after its mark
+ *   (softmq_active_mark(): barrier, read, set if clear) and before its
+ *   note; C's scans read the summary first and the mark only if it names
+ *   the word; softmq_ring_seen() wants the word named as well as the ring
+ *   marked, and its helper path marks and names.  The stop that matters is
+ *   W's between its mark and its summary store: a mark C's scans do not
+ *   read.  MUT_SEEN_NO_SUMMARY, softmq_ring_seen() without the summary
+ *   test, trusts that mark and the hint, and must be reported, under
+ *   sequential consistency too (-DSC).
  * Mutant (make check requires spin to report it)
  *   MUT_NO_SEEN_MB  softmq_ring_seen() without its smp_mb(): P reads
  *                   mark = 1 (W's store has reached P but not C), then
@@ -87,16 +98,18 @@
  * store to one CPU.  H:nnn include/softmq_ring.h line nnn, H: text only
  * (text that occurs more than once), Q: src/sch_softmq.c.
  *
- * Size: 17k states (MCA 8k, SC 5k); pan takes milliseconds.
+ * Size: 17k states (MCA 8k, SC 5k; -DSUMMARY 72k, MCA 33k); pan takes
+ * milliseconds.
  */
 
 #define NCPU	3
 #define W	0		/* the waker */
 #define C	1		/* the consumer */
 #define P	2		/* P2, the producer that got SOFTMQ_PUSH_OK */
-#define NLOC	2
+#define NLOC	3
 #define MARK	0		/* (Q) t->active[band], the ring's bit */
 #define HINT	1		/* (Q) t->band_hints, the band's bit */
+#define SUMM	2		/* H: return (unsigned long *)map - 1; */
 #define MAXST	6		/* stores per location, the initial one included */
 
 /* ---- the memory ------------------------------------------------------------ */
@@ -148,7 +161,8 @@ inline mb(c)
 {
 	d_step {
 		PUSH(c, 0, MARK); PUSH(c, 1, MARK); PUSH(c, 2, MARK);
-		PUSH(c, 0, HINT); PUSH(c, 1, HINT); PUSH(c, 2, HINT)
+		PUSH(c, 0, HINT); PUSH(c, 1, HINT); PUSH(c, 2, HINT);
+		PUSH(c, 0, SUMM); PUSH(c, 1, SUMM); PUSH(c, 2, SUMM)
 	}
 }
 
@@ -156,7 +170,8 @@ inline mb(c)
 #ifndef MCA
 #define PROP(c, l)	:: d_step { V(c, l) < nst[l] - 1 -> V(c, l)++ }
 #define PROPS		PROP(0, MARK) PROP(1, MARK) PROP(2, MARK) \
-			PROP(0, HINT) PROP(1, HINT) PROP(2, HINT)
+			PROP(0, HINT) PROP(1, HINT) PROP(2, HINT) \
+			PROP(0, SUMM) PROP(1, SUMM) PROP(2, SUMM)
 #else
 #define MIN3(l)	(V(0, l) < V(1, l) -> \
 			 (V(0, l) < V(2, l) -> V(0, l) : V(2, l)) : \
@@ -165,7 +180,7 @@ inline mb(c)
 #define PROP(l)		:: d_step { MIN3(l) < nst[l] - 1 -> \
 				m = MIN3(l) + 1; \
 				RAISE(0, l, m); RAISE(1, l, m); RAISE(2, l, m); m = 0 }
-#define PROPS		PROP(MARK) PROP(HINT)
+#define PROPS		PROP(MARK) PROP(HINT) PROP(SUMM)
 #endif
 
 proctype memory()
@@ -178,15 +193,48 @@ end_prop:
 	od
 }
 
+/*
+ * CPU c names the ring's word after its mark: softmq_active_mark()'s
+ * second half.  Without -DSUMMARY, nothing.
+ */
+inline name_word(c, s)
+{
+#ifdef SUMMARY
+	mb(c);				/* H: smp_mb__after_atomic(); */
+	load(c, SUMM, s);		/* H: if (!test_bit(BIT_WORD(idx), summary)) */
+	if
+	:: !s -> store(c, SUMM, 1)	/* H: set_bit(BIT_WORD(idx), summary); */
+	:: else -> skip
+	fi
+#else
+	skip
+#endif
+}
+
+/* CPU c's look at the ring's mark: with -DSUMMARY, only if its word is named. */
+inline look(c, m)
+{
+#ifdef SUMMARY
+	load(c, SUMM, m);		/* H: s = READ_ONCE(*softmq_active_summary(map)); */
+	if
+	:: m -> load(c, MARK, m)	/* H: bits = READ_ONCE(map[w]); */
+	:: else -> skip
+	fi
+#else
+	load(c, MARK, m)
+#endif
+}
+
 /* W: softmq_enqueue() after SOFTMQ_PUSH_WOKE. */
 proctype waker()
 {
-	bit h;
+	bit h, s;
 
-	store(W, MARK, 1);		/* Q: set_bit(idx, t->active[band]); */
+	store(W, MARK, 1);		/* H: set_bit(idx, map); */
+	name_word(W, s);
 	/* softmq_band_note() */
-	mb(W);				/* H:626 smp_mb__after_atomic(); */
-	load(W, HINT, h);		/* H:627 if (!test_bit(band, hints)) */
+	mb(W);				/* H:762 smp_mb__after_atomic(); */
+	load(W, HINT, h);		/* H:763 if (!test_bit(band, hints)) */
 	if
 	:: !h -> store(W, HINT, 1)	/* H: set_bit(band, hints); */
 	:: else -> skip
@@ -198,22 +246,22 @@ proctype consumer()
 {
 	bit m;
 
-	load(C, MARK, m);		/* Q: idx = softmq_active_next_wrap(t->active[band], n, from); */
+	look(C, m);			/* Q: idx = softmq_active_next_wrap(t->active[band], n, from); */
 	if
 	:: m -> csaw = 1		/* the ring is found: popped, retired by softmq.pml's rules */
 	:: else ->
 		/* Q: if (softmq_band_clear_hint(&t->band_hints, band, t->active[band], n)) */
 		d_step { cclear = nst[HINT] };
-		store(C, HINT, 0);	/* H:676 clear_bit(band, hints); */
+		store(C, HINT, 0);	/* H:812 clear_bit(band, hints); */
 #ifndef MUT_NO_CLEAR_HINT_MB
-		mb(C);			/* H:678 smp_mb__after_atomic(); */
+		mb(C);			/* H:814 smp_mb__after_atomic(); */
 #endif
-		load(C, MARK, m);	/* H:679 if (softmq_active_next(map, n, 0) >= n) */
+		look(C, m);		/* H:815 if (softmq_active_next(map, n, 0) >= n) */
 		if
 		:: m ->
-			store(C, HINT, 1);	/* H:681 set_bit(band, hints); */
+			store(C, HINT, 1);	/* H:817 set_bit(band, hints); */
 			csaw = 1
-		:: else -> skip		/* H:680 return true; */
+		:: else -> skip		/* H:816 return true; */
 		fi
 	fi;
 	cdone = 1
@@ -222,25 +270,32 @@ proctype consumer()
 /* P2: softmq_enqueue() after SOFTMQ_PUSH_OK. */
 proctype producer()
 {
-	bit m, h;
+	bit m, h, s;
 
-	/* Q: } else if (unlikely(!softmq_ring_seen(t->active[band], idx, */
-	load(P, MARK, m);		/* H:731 if (!test_bit(idx, map)) */
+	/* Q: } else if (unlikely(!softmq_ring_seen(t->active[band], */
+	load(P, MARK, m);		/* H:871 if (!test_bit(idx, map) || */
+#if defined(SUMMARY) && !defined(MUT_SEEN_NO_SUMMARY)
+	if
+	:: m -> load(P, SUMM, m)	/* H: !test_bit(BIT_WORD(idx), softmq_active_summary(map)))) */
+	:: else -> skip
+	fi;
+#endif
 	if
 	:: m ->
 #ifndef MUT_NO_SEEN_MB
-		mb(P);			/* H:734 smp_mb(); */
+		mb(P);			/* H:876 smp_mb(); */
 #endif
-		load(P, HINT, h)	/* H:735 return test_bit(band, hints); */
-	:: else -> h = 0		/* H:732 return false; */
+		load(P, HINT, h)	/* H:877 return test_bit(band, hints); */
+	:: else -> h = 0		/* H:874 return false; */
 	fi;
 	if
 	:: !h ->
-		/* the helper: mark and note ourselves */
-		store(P, MARK, 1);	/* Q: set_bit(idx, t->active[band]); */
+		/* the helper: mark, name and note ourselves */
+		store(P, MARK, 1);	/* H: set_bit(idx, map); */
+		name_word(P, s);
 		/* Q: softmq_band_note(&t->band_hints, band); */
-		mb(P);			/* H:626 smp_mb__after_atomic(); */
-		load(P, HINT, h);	/* H:627 if (!test_bit(band, hints)) */
+		mb(P);			/* H:762 smp_mb__after_atomic(); */
+		load(P, HINT, h);	/* H:763 if (!test_bit(band, hints)) */
 		if
 		:: !h -> store(P, HINT, 1)	/* H: set_bit(band, hints); */
 		:: else -> skip
@@ -265,8 +320,10 @@ init
 		/* store 0 of each location, mark 0 and hint 1; every view on it */
 		val[MARK * MAXST] = 0;
 		val[HINT * MAXST] = 1;
+		val[SUMM * MAXST] = 0;
 		nst[MARK] = 1;
 		nst[HINT] = 1;
+		nst[SUMM] = 1;
 		run memory();
 		run waker();
 		run consumer();

@@ -98,6 +98,12 @@
  *   MUT_SPILL_STALE_LIST pop trusts a non-empty list of spilled items and
  *                     does not take the stack when head's item is not in it
  *                     (a spill pushed out of position order is lost: P3)
+ *   MUT_SUMMARY_NO_RECHECK (with SUMMARY) the retire's summary drop clears
+ *                     the word's bit without reading the word again: a mark
+ *                     made after its first read is left out of the looks (P3)
+ *   MUT_SUMMARY_AFTER_HINT (with SUMMARY) the producer names its word after
+ *                     its band note: a consumer that cleared the hint looks
+ *                     past the mark, and the producer trusts the hint (P3)
  *   MUT_CONTROL_NO_MISSED (with CONTROL_LOCK) the control process leaves the
  *                     lock with a plain spin_unlock_bh(), MISSED not looked
  *                     at (softmq_reap() before softmq_consumer_unlock()): a
@@ -143,7 +149,13 @@
  *   control-lock-one-ring  the same, RING_MAP=1              2.8M
  *   control-lock-quota     the same, DEPTH=1 QUOTA=1         1.7M
  *   control-lock-stall     the same, MAXSTALL=1              3.7M
- * about 180 s in all.  make -C tests/ring model-deep (MEMLIM 6144) runs
+ *   summary        SUMMARY (the looks through the summary word)  5.9M
+ *   summary-one-word      the same, SUMMARY_ONE_WORD         5.8M
+ *   summary-stall         the same, MAXSTALL=1              15.7M
+ *   summary-control-lock  the same, CONTROL_LOCK NCTL=2 K=1  2.2M
+ *   (2026-12-07; model-deep adds SUMMARY with RING_MAP=1, 33.3M, with
+ *   ANY_CURSOR, 6.4M, and with MAXSTALL=1 NP=3 K=1 DEPTH=1, 26.7M)
+ * about 215 s in all.  make -C tests/ring model-deep (MEMLIM 6144) runs
  * ANY_RING variants: with -DNO_POP_RETIRE (the retire at the pop left
  * out; with it, -DANY_RING alone outgrew 8 GB at 140M states) for
  * deep-any-ring and deep-any-ring-3p-d1-q1 (26-44M states, up to 2.5 GB),
@@ -213,6 +225,24 @@ bit  instk[NITEMS + 1];	/* H: struct softmq_spill *spilled; */
 bit  inpriv[NITEMS + 1];	/* H: struct softmq_spill *spill_first; */
 byte spos[NITEMS + 1];	/* H: unsigned long pos; */
 bit  mark[NR];		/* (Q) t->active[band], one word */
+/*
+ * -DSUMMARY: the bitmap's summary word (softmq_active_summary(), a bitmap of
+ * 2..BITS_PER_LONG words): each ring in a word of its own, or with
+ * -DSUMMARY_ONE_WORD both rings in word 0, so a retire finds the word
+ * still marked by the other ring.  Without it (a bitmap of one word, or
+ * of more words than the summary has bits), every word is looked at.
+ */
+#ifdef SUMMARY
+#ifdef SUMMARY_ONE_WORD
+#define WORD_OF(i)	0
+#else
+#define WORD_OF(i)	(i)
+#endif
+bit  summ[NR];		/* H: return (unsigned long *)map - 1; */
+#define NAMED(i)	summ[WORD_OF(i)]
+#else
+#define NAMED(i)	1
+#endif
 bit  hint;		/* (Q) t->band_hints, this band's bit */
 byte cursor;		/* (Q) t->cursor[band] */
 bit  missed;		/* K: __QDISC_STATE_MISSED */
@@ -272,7 +302,7 @@ byte blocked_from[NR];		/* P4: first position behind a stopped producer */
 /* First marked ring at or after @i, or NR (one load of the bitmap word). */
 #define FIND_NEXT(i) \
 	do \
-	:: i < NR && !mark[i] -> i++ \
+	:: i < NR && !(NAMED(i) && mark[i]) -> i++ \
 	:: else -> break \
 	od
 
@@ -313,15 +343,15 @@ byte blocked_from[NR];		/* P4: first position behind a stopped producer */
  */
 inline ring_retire()
 {
-	atomic {				/* H:748 long t = atomic_long_read(&r->tail); */
+	atomic {				/* H:890 long t = atomic_long_read(&r->tail); */
 		t2 = tail[idx];
-		ok = (t2 / 2 == head[idx])	/* H:750 if (softmq_ring_pos(t) != r->head) */
+		ok = (t2 / 2 == head[idx])	/* H:892 if (softmq_ring_pos(t) != r->head) */
 	};
 	if
 	:: ok ->
 #ifndef MUT_RETIRE_ORDER
-		mark[idx] = 0;			/* H:752 clear_bit(idx, map); */
-		atomic {			/* H:758 if (atomic_long_try_cmpxchg(&r->tail, &t, t | SOFTMQ_RING_IDLE)) */
+		mark[idx] = 0;			/* H:894 clear_bit(idx, map); */
+		atomic {			/* H:900 if (atomic_long_try_cmpxchg(&r->tail, &t, t | SOFTMQ_RING_IDLE)) */
 			if
 			:: tail[idx] == t2 -> tail[idx] = t2 | 1
 			:: else -> ok = 0
@@ -339,12 +369,50 @@ inline ring_retire()
 #endif
 		if
 #ifndef MUT_RETIRE_NOSET
-		:: !ok -> mark[idx] = 1		/* H:760 set_bit(idx, map); */
+		:: !ok -> mark[idx] = 1		/* H:902 set_bit(idx, map); */
 #endif
 		:: else -> skip
 		fi
 	:: else -> skip
+	fi;
+#ifdef SUMMARY
+	/*
+	 * softmq_active_summary_drop(), the caller's next step after a retire
+	 * (softmq_ring_idle()).  -DMUT_SUMMARY_NO_RECHECK: the word's bit
+	 * cleared without the second read, so a mark made between the first
+	 * read and the clear is left out of the summary.
+	 */
+	if
+	:: ok ->
+		d_step {			/* H: if (!softmq_active_summed(n) || READ_ONCE(map[w])) */
+			t2 = 0;
+			do
+			:: t2 < NR && !(WORD_OF(t2) == WORD_OF(idx) && mark[t2]) -> t2++
+			:: else -> break
+			od
+		};
+		if
+		:: t2 == NR ->
+			summ[WORD_OF(idx)] = 0;	/* H: clear_bit(w, summary); */
+#ifndef MUT_SUMMARY_NO_RECHECK
+			d_step {		/* H: if (READ_ONCE(map[w])) */
+				t2 = 0;
+				do
+				:: t2 < NR && !(WORD_OF(t2) == WORD_OF(idx) && mark[t2]) -> t2++
+				:: else -> break
+				od
+			};
+			if
+			:: t2 < NR -> summ[WORD_OF(idx)] = 1	/* H: set_bit(w, summary); */
+			:: else -> skip
+			fi
+#endif
+		:: else -> skip
+		fi;
+		t2 = 0
+	:: else -> skip
 	fi
+#endif
 }
 
 /*
@@ -365,7 +433,7 @@ inline pop_retire()
 		t2 = 0;
 		do
 		:: t2 < NR ->
-			if :: t2 != idx && mark[t2] -> ok = 0 :: else -> skip fi;
+			if :: t2 != idx && NAMED(t2) && mark[t2] -> ok = 0 :: else -> skip fi;
 			t2++
 		:: else -> break
 		od;
@@ -427,7 +495,7 @@ inline band_dequeue()
 	   :: ok ->
 		d_step {			/* lib/find_bit.c: then [0, from) */
 			do
-			:: idx < from && !mark[idx] -> idx++
+			:: idx < from && !(NAMED(idx) && mark[idx]) -> idx++
 			:: else -> break
 			od;
 			if :: idx >= from -> idx = NR :: else -> skip fi;	/* ... else n */
@@ -748,12 +816,27 @@ proctype producer(byte p)
 		if
 		:: woke ->
 			STALL;	/* WOKE, not yet marked */
-			mark[r] = 1;	/* Q: set_bit(idx, t->active[band]); */
+			mark[r] = 1;	/* H: set_bit(idx, map); */
+#if defined(SUMMARY) && !defined(MUT_SUMMARY_AFTER_HINT)
+			STALL;	/* marked, its word not yet named */
+			if		/* H: if (!test_bit(BIT_WORD(idx), summary)) */
+			:: !summ[WORD_OF(r)] -> summ[WORD_OF(r)] = 1	/* H: set_bit(BIT_WORD(idx), summary); */
+			:: else -> skip
+			fi;
+#endif
 			STALL;	/* marked, band not yet noted */
 			if		/* H: if (!test_bit(band, hints)) */
 			:: !hint -> hint = 1	/* H: set_bit(band, hints); */
 			:: else -> skip
 			fi
+#if defined(SUMMARY) && defined(MUT_SUMMARY_AFTER_HINT)
+			/* mutant: the word named after the band's hint */
+			;
+			if
+			:: !summ[WORD_OF(r)] -> summ[WORD_OF(r)] = 1
+			:: else -> skip
+			fi
+#endif
 		:: else -> skip
 		fi;
 		atomic { t = 0; pos = 0; woke = 0; fits = 0; item = 0; r = 0 };
@@ -871,6 +954,13 @@ active proctype monitor()
 				assert(head[i] == tail[i] / 2);	/* empty */
 				assert(tail[i] % 2 == 1);	/* idle */
 				assert(!mark[i]);		/* unmarked */
+				/*
+				 * -DSUMMARY: a word may stay named with no
+				 * mark: a producer that read its bit clear
+				 * before the consumer served and retired its
+				 * ring sets it after.  A look reads that word
+				 * for nothing until the next retire in it.
+				 */
 				i++
 			:: else -> break
 			od;
