@@ -585,8 +585,8 @@ static inline void softmq_active_summary_drop(unsigned long *map,
 }
 
 /*
- * Consumer.  The first marked ring at or after @from (< @n), a summed
- * bitmap's.  Each word is read after the summary bit that names it (an
+ * Consumer.  The first marked ring at or after @from, or @n, in a summed
+ * bitmap.  Each word is read after the summary bit that names it (an
  * address dependency: a mark published before its bit is seen with it).
  */
 static inline unsigned long softmq_active_summed_next(const unsigned long *map,
@@ -595,6 +595,8 @@ static inline unsigned long softmq_active_summed_next(const unsigned long *map,
 {
 	unsigned long first = BIT_WORD(from), s, w, bits;
 
+	if (from >= n)
+		return n;
 	s = READ_ONCE(*softmq_active_summary(map)) & (~0UL << first);
 	for (; s; s &= s - 1) {
 		w = __ffs(s);
@@ -619,12 +621,12 @@ static inline unsigned long softmq_active_next(const unsigned long *map,
 {
 	unsigned long w;
 
+	if (n > BITS_PER_LONG)
+		return softmq_active_summed(n) ?
+		       softmq_active_summed_next(map, n, from) :
+		       find_next_bit(map, n, from);
 	if (from >= n)
 		return n;
-	if (softmq_active_summed(n))
-		return softmq_active_summed_next(map, n, from);
-	if (n > BITS_PER_LONG)
-		return find_next_bit(map, n, from);
 	w = softmq_active_word(map, n) & (~0UL << from);
 	return w ? __ffs(w) : n;
 }
@@ -639,7 +641,9 @@ static inline unsigned long softmq_active_first_andnot(const unsigned long *map,
 {
 	unsigned long s, w, i;
 
-	if (softmq_active_summed(n)) {
+	if (n > BITS_PER_LONG) {
+		if (!softmq_active_summed(n))
+			return find_next_andnot_bit(map, mask, n, 0);
 		s = READ_ONCE(*softmq_active_summary(map));
 		for (; s; s &= s - 1) {
 			i = __ffs(s);
@@ -649,8 +653,6 @@ static inline unsigned long softmq_active_first_andnot(const unsigned long *map,
 		}
 		return n;
 	}
-	if (n > BITS_PER_LONG)
-		return find_next_andnot_bit(map, mask, n, 0);
 	w = softmq_active_word(map, n) & ~mask[0];
 	return w ? __ffs(w) : n;
 }
@@ -722,15 +724,15 @@ static inline unsigned long softmq_active_next_wrap(const unsigned long *map,
 {
 	unsigned long w, after;
 
-	if (softmq_active_summed(n)) {
+	if (n > BITS_PER_LONG) {
+		if (!softmq_active_summed(n))
+			return find_next_bit_wrap(map, n, from);
 		w = softmq_active_summed_next(map, n, from);
 		if (w < n || !from)
 			return w;
 		w = softmq_active_summed_next(map, n, 0);
 		return w < from ? w : n;
 	}
-	if (n > BITS_PER_LONG)
-		return find_next_bit_wrap(map, n, from);
 	w = softmq_active_word(map, n);
 	if (!w)
 		return n;

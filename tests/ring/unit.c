@@ -875,6 +875,8 @@ static void t_active_summary(void **state)
 	assert_int_equal(words[0], 1UL << (BITS_PER_LONG - 1));
 	assert_int_equal(softmq_active_next(map, n, 0), n - 1);
 	assert_int_equal(softmq_active_next_wrap(map, n, n - 1), n - 1);
+	assert_int_equal(softmq_active_next_wrap(map, n, n), n - 1);	/* from = n */
+	assert_int_equal(softmq_active_next(map, n, n), n);
 	assert_false(softmq_active_any_but(map, n, n - 1));
 	unmark(map, n, n - 1);
 	assert_int_equal(words[0], 0);
