@@ -870,10 +870,20 @@ static inline bool softmq_ring_seen(const unsigned long *map, unsigned long n,
 				    const unsigned long *hints,
 				    unsigned int band)
 {
-	if (!test_bit(idx, map) ||
-	    (softmq_active_summed(n) &&
-	     !test_bit(BIT_WORD(idx), softmq_active_summary(map))))
+	if (!test_bit(idx, map))
 		return false;
+	if (softmq_active_summed(n)) {
+		/*
+		 * The mark read before the summary's: the word's bit may be
+		 * set for another ring of the word, and a consumer that has
+		 * not seen this mark yet may drop it; after the barrier, that
+		 * drop's second read sees the mark.  Pairs with
+		 * softmq_active_summary_drop().
+		 */
+		smp_mb();
+		if (!test_bit(BIT_WORD(idx), softmq_active_summary(map)))
+			return false;
+	}
 	/* The mark read before the hint read; pairs with _band_clear_hint(). */
 	smp_mb();
 	return test_bit(band, hints);

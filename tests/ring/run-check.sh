@@ -212,6 +212,8 @@ model rwc ok "" rwc.pml
 model rwc-mca ok "-DMCA" rwc.pml
 model rwc-summary ok "-DSUMMARY" rwc.pml
 model rwc-summary-mca ok "-DSUMMARY -DMCA" rwc.pml
+model rwc-summary-drop ok "-DSUMMARY -DSUMMARY_DROP" rwc.pml
+model rwc-summary-drop-mca ok "-DSUMMARY -DSUMMARY_DROP -DMCA" rwc.pml
 # Mutants: spin must report each.
 model mut-no-rescan violation "-DMUT_NO_RESCAN"
 model mut-no-clear violation "-DMUT_NO_CLEAR"
@@ -237,6 +239,11 @@ model mut-summary-no-recheck violation "-DSUMMARY -DMUT_SUMMARY_NO_RECHECK"
 model mut-summary-one-word-no-recheck violation "-DSUMMARY -DSUMMARY_ONE_WORD -DMUT_SUMMARY_NO_RECHECK"
 model mut-summary-after-hint violation "-DSUMMARY -DMUT_SUMMARY_AFTER_HINT"
 model mut-rwc-seen-no-summary violation "-DSUMMARY -DSC -DMUT_SEEN_NO_SUMMARY" rwc.pml
+# The three barriers of the summary under the weak model, the word first
+# named for another ring whose retire drops the bit.
+model mut-rwc-seen-no-summary-mb violation "-DSUMMARY -DSUMMARY_DROP -DMUT_SEEN_NO_SUMMARY_MB" rwc.pml
+model mut-rwc-no-mark-mb violation "-DSUMMARY -DSUMMARY_DROP -DMUT_NO_MARK_MB" rwc.pml
+model mut-rwc-no-drop-mb violation "-DSUMMARY -DSUMMARY_DROP -DMUT_NO_DROP_MB" rwc.pml
 # No error expected: with multi-copy-atomic stores (x86-TSO is such a model)
 # the mutant cannot reorder; rwc.pml's claim that only POWER-like CPUs can.
 model rwc-mca-no-seen-mb ok "-DMCA -DMUT_NO_SEEN_MB" rwc.pml

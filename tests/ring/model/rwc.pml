@@ -34,8 +34,10 @@
  *   orders by different CPUs: not multi-copy atomic, as on POWER).  A load
  *   reads the store its view holds.  Loads and stores of a CPU happen in
  *   program order (no speculation; the roles have no two loads in a row
- *   without a barrier between them except the mutant's, where load-load
- *   reordering would only add outcomes).  smp_mb() (and
+ *   without a barrier between them except the mutants', where load-load
+ *   reordering would only add outcomes, and C's look at the summary and
+ *   then at the word it names, which the code orders by an address
+ *   dependency).  smp_mb() (and
  *   smp_mb__after_atomic() after a set_bit()/clear_bit(), which is one on
  *   these CPUs) by CPU c completes only once every store c has performed
  *   or read (per location, the latest such) has reached every CPU: the
@@ -73,7 +75,14 @@
  *   W's between its mark and its summary store: a mark C's scans do not
  *   read.  MUT_SEEN_NO_SUMMARY, softmq_ring_seen() without the summary
  *   test, trusts that mark and the hint, and must be reported, under
- *   sequential consistency too (-DSC).
+ *   sequential consistency too (-DSC).  -DSUMMARY_DROP: the word starts
+ *   named for another ring k of it, and C first drops the bit after
+ *   retiring k (softmq_active_summary_drop(): clear, barrier, read the
+ *   word again): the bit P reads may be k's.  Mutants, each reported
+ *   under the weak model: MUT_SEEN_NO_SUMMARY_MB (no barrier between
+ *   softmq_ring_seen()'s mark and summary reads: P trusts k's bit while
+ *   C's drop has not seen W's mark), MUT_NO_MARK_MB (none between W's
+ *   mark and its summary read), MUT_NO_DROP_MB (none in the drop).
  * Mutant (make check requires spin to report it)
  *   MUT_NO_SEEN_MB  softmq_ring_seen() without its smp_mb(): P reads
  *                   mark = 1 (W's store has reached P but not C), then
@@ -200,7 +209,9 @@ end_prop:
 inline name_word(c, s)
 {
 #ifdef SUMMARY
+#ifndef MUT_NO_MARK_MB
 	mb(c);				/* H: smp_mb__after_atomic(); */
+#endif
 	load(c, SUMM, s);		/* H: if (!test_bit(BIT_WORD(idx), summary)) */
 	if
 	:: !s -> store(c, SUMM, 1)	/* H: set_bit(BIT_WORD(idx), summary); */
@@ -233,8 +244,8 @@ proctype waker()
 	store(W, MARK, 1);		/* H: set_bit(idx, map); */
 	name_word(W, s);
 	/* softmq_band_note() */
-	mb(W);				/* H:762 smp_mb__after_atomic(); */
-	load(W, HINT, h);		/* H:763 if (!test_bit(band, hints)) */
+	mb(W);				/* H:764 smp_mb__after_atomic(); */
+	load(W, HINT, h);		/* H:765 if (!test_bit(band, hints)) */
 	if
 	:: !h -> store(W, HINT, 1)	/* H: set_bit(band, hints); */
 	:: else -> skip
@@ -246,22 +257,42 @@ proctype consumer()
 {
 	bit m;
 
+#ifdef SUMMARY_DROP
+	/*
+	 * softmq_active_summary_drop() after C retired ring k, the other ring
+	 * of the word, whose mark named it: the word holds only W's ring now.
+	 */
+	load(C, MARK, m);		/* H: if (!softmq_active_summed(n) || READ_ONCE(map[w])) */
+	if
+	:: !m ->
+		store(C, SUMM, 0);	/* H: clear_bit(w, summary); */
+#ifndef MUT_NO_DROP_MB
+		mb(C);			/* H: smp_mb__after_atomic(); */
+#endif
+		load(C, MARK, m);	/* H: if (READ_ONCE(map[w])) */
+		if
+		:: m -> store(C, SUMM, 1)	/* H: set_bit(w, summary); */
+		:: else -> skip
+		fi
+	:: else -> skip
+	fi;
+#endif
 	look(C, m);			/* Q: idx = softmq_active_next_wrap(t->active[band], n, from); */
 	if
 	:: m -> csaw = 1		/* the ring is found: popped, retired by softmq.pml's rules */
 	:: else ->
 		/* Q: if (softmq_band_clear_hint(&t->band_hints, band, t->active[band], n)) */
 		d_step { cclear = nst[HINT] };
-		store(C, HINT, 0);	/* H:812 clear_bit(band, hints); */
+		store(C, HINT, 0);	/* H:814 clear_bit(band, hints); */
 #ifndef MUT_NO_CLEAR_HINT_MB
-		mb(C);			/* H:814 smp_mb__after_atomic(); */
+		mb(C);			/* H:816 smp_mb__after_atomic(); */
 #endif
-		look(C, m);		/* H:815 if (softmq_active_next(map, n, 0) >= n) */
+		look(C, m);		/* H:817 if (softmq_active_next(map, n, 0) >= n) */
 		if
 		:: m ->
-			store(C, HINT, 1);	/* H:817 set_bit(band, hints); */
+			store(C, HINT, 1);	/* H:819 set_bit(band, hints); */
 			csaw = 1
-		:: else -> skip		/* H:816 return true; */
+		:: else -> skip		/* H:818 return true; */
 		fi
 	fi;
 	cdone = 1
@@ -273,19 +304,23 @@ proctype producer()
 	bit m, h, s;
 
 	/* Q: } else if (unlikely(!softmq_ring_seen(t->active[band], */
-	load(P, MARK, m);		/* H:871 if (!test_bit(idx, map) || */
+	load(P, MARK, m);		/* H:873 if (!test_bit(idx, map)) */
 #if defined(SUMMARY) && !defined(MUT_SEEN_NO_SUMMARY)
 	if
-	:: m -> load(P, SUMM, m)	/* H: !test_bit(BIT_WORD(idx), softmq_active_summary(map)))) */
+	:: m ->
+#ifndef MUT_SEEN_NO_SUMMARY_MB
+		mb(P);			/* H: smp_mb(); */
+#endif
+		load(P, SUMM, m)	/* H: if (!test_bit(BIT_WORD(idx), softmq_active_summary(map))) */
 	:: else -> skip
 	fi;
 #endif
 	if
 	:: m ->
 #ifndef MUT_NO_SEEN_MB
-		mb(P);			/* H:876 smp_mb(); */
+		mb(P);			/* H:888 smp_mb(); */
 #endif
-		load(P, HINT, h)	/* H:877 return test_bit(band, hints); */
+		load(P, HINT, h)	/* H:889 return test_bit(band, hints); */
 	:: else -> h = 0		/* H:874 return false; */
 	fi;
 	if
@@ -294,8 +329,8 @@ proctype producer()
 		store(P, MARK, 1);	/* H: set_bit(idx, map); */
 		name_word(P, s);
 		/* Q: softmq_band_note(&t->band_hints, band); */
-		mb(P);			/* H:762 smp_mb__after_atomic(); */
-		load(P, HINT, h);	/* H:763 if (!test_bit(band, hints)) */
+		mb(P);			/* H:764 smp_mb__after_atomic(); */
+		load(P, HINT, h);	/* H:765 if (!test_bit(band, hints)) */
 		if
 		:: !h -> store(P, HINT, 1)	/* H: set_bit(band, hints); */
 		:: else -> skip
@@ -320,7 +355,11 @@ init
 		/* store 0 of each location, mark 0 and hint 1; every view on it */
 		val[MARK * MAXST] = 0;
 		val[HINT * MAXST] = 1;
+#ifdef SUMMARY_DROP
+		val[SUMM * MAXST] = 1;	/* named for ring k */
+#else
 		val[SUMM * MAXST] = 0;
+#endif
 		nst[MARK] = 1;
 		nst[HINT] = 1;
 		nst[SUMM] = 1;
