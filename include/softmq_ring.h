@@ -562,8 +562,8 @@ static inline void softmq_active_mark(unsigned long *map, unsigned long n,
 }
 
 /*
- * Consumer, after softmq_ring_retire() unmarked ring @idx: if its word is
- * now empty, clear the word's bit in the summary, then read the word
+ * Consumer, from softmq_ring_retire() once it unmarked ring @idx: if its
+ * word is now empty, clear the word's bit in the summary, then read the word
  * again and set the bit back if a producer marked a ring there meanwhile
  * (its softmq_active_mark() may have read the bit still set before our
  * clear, and then relies on us).
@@ -890,14 +890,17 @@ static inline bool softmq_ring_seen(const unsigned long *map, unsigned long n,
 }
 
 /*
- * Consumer, after softmq_ring_pop() returned NULL on marked ring @idx.
- * Returns true if the ring was empty and is now idle and unmarked: the next
- * push gets SOFTMQ_PUSH_WOKE and marks it again.  Returns false if a producer
- * holds a claimed slot (push in flight) or pushed since: the ring stays
- * marked and that producer's own qdisc run will find its item.
+ * Consumer, after softmq_ring_pop() returned NULL on marked ring @idx of
+ * the @n-ring bitmap @map.  Returns true if the ring was empty and is now
+ * idle and unmarked (and its summary word dropped if that left the word
+ * empty): the next push gets SOFTMQ_PUSH_WOKE and marks it again.  Returns
+ * false if a producer holds a claimed slot (push in flight) or pushed
+ * since: the ring stays marked and that producer's own qdisc run will find
+ * its item.
  */
 static inline bool softmq_ring_retire(struct softmq_ring *r,
-				      unsigned long *map, unsigned int idx)
+				      unsigned long *map, unsigned long n,
+				      unsigned int idx)
 {
 	long t = atomic_long_read(&r->tail);
 
@@ -909,8 +912,10 @@ static inline bool softmq_ring_retire(struct softmq_ring *r,
 	 * A producer whose cmpxchg returns our IDLE value sets the mark after
 	 * that, so the ring cannot end up holding items and unmarked.
 	 */
-	if (atomic_long_try_cmpxchg(&r->tail, &t, t | SOFTMQ_RING_IDLE))
+	if (atomic_long_try_cmpxchg(&r->tail, &t, t | SOFTMQ_RING_IDLE)) {
+		softmq_active_summary_drop(map, n, idx);
 		return true;
+	}
 	set_bit(idx, map);
 	return false;
 }

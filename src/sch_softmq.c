@@ -905,9 +905,8 @@ static __always_inline bool softmq_ring_idle(struct softmq_sched_data *q,
 					     unsigned long idx,
 					     struct softmq_ring *ring)
 {
-	if (!softmq_ring_retire(ring, t->active[band], idx))
+	if (!softmq_ring_retire(ring, t->active[band], t->nr_rings, idx))
 		return false;
-	softmq_active_summary_drop(t->active[band], t->nr_rings, idx);
 	WRITE_ONCE(ring->deficit, READ_ONCE(q->cfg.quantum));
 	if (__test_and_clear_bit(idx, t->known[band]))
 		t->known_rings[band]--;
@@ -1499,10 +1498,9 @@ static void softmq_table_purge(struct Qdisc *sch, struct softmq_table *t)
 			}
 			WRITE_ONCE(ring->deficit, quantum);
 			codel_vars_init(&softmq_flow(ring)->cvars);
-			if (test_bit(idx, active) &&
-			    softmq_ring_retire(ring, active, idx))
-				softmq_active_summary_drop(active, t->nr_rings,
-							   idx);
+			if (test_bit(idx, active))
+				softmq_ring_retire(ring, active, t->nr_rings,
+						   idx);
 		}
 		bitmap_zero(t->known[band], t->nr_rings);
 		t->known_rings[band] = 0;

@@ -186,7 +186,7 @@ static void *q_pop(void)
 				cursor = idx;
 				return it;
 			}
-			if (!softmq_ring_retire(rings[idx], active, (unsigned int)idx))
+			if (!softmq_ring_retire(rings[idx], active, n, (unsigned int)idx))
 				return NULL;	/* push in flight: come back */
 			idx++;
 		}
@@ -426,7 +426,7 @@ edge_cycle(struct softmq_ring *r, unsigned long *map, void *it)
 	ok &= softmq_active_next(map, 1, 0) == 0;
 	ok &= softmq_ring_pop(r) == it;
 	ok &= softmq_ring_pop(r) == NULL;
-	ok &= softmq_ring_retire(r, map, 0);
+	ok &= softmq_ring_retire(r, map, 1, 0);
 	return ok;
 }
 

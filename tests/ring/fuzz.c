@@ -198,7 +198,7 @@ static void op_retire(unsigned int r)
 {
 	struct ref *f = &ref[r];
 	int was_marked = marked(r);
-	int ok = softmq_ring_retire(rings[r], map, r);
+	int ok = softmq_ring_retire(rings[r], map, nrings, r);
 
 	CHECK(ok == (f->head == f->tail));
 	if (ok) {

@@ -163,16 +163,13 @@ static int band_dequeue(int *busy)
 			/* softmq_ring_drained(): a lone ring its pop emptied */
 			if (softmq_ring_looks_empty(rings[idx]) &&
 			    softmq_band_clear_hint_but(&hints, 0, active, R, idx)) {
-				if (softmq_ring_retire(rings[idx], active, (unsigned int)idx))
-					softmq_active_summary_drop(active, R, idx);
-				else
+				if (!softmq_ring_retire(rings[idx], active, R,
+							(unsigned int)idx))
 					set_bit(0, &hints);
 			}
 			return 1;
 		}
-		if (softmq_ring_retire(rings[idx], active, (unsigned int)idx)) {
-			softmq_active_summary_drop(active, R, idx);
-		} else {
+		if (!softmq_ring_retire(rings[idx], active, R, (unsigned int)idx)) {
 			*busy = 1;
 			busy_skips++;
 			if (first_busy == R)

@@ -104,7 +104,7 @@ static void t_init_empty(void **state)
 	assert_null(softmq_ring_peek(r));
 	assert_null(softmq_ring_pop(r));
 	/* retiring an idle empty ring: true, stays idle, bit stays clear */
-	assert_true(softmq_ring_retire(r, map, 0));
+	assert_true(softmq_ring_retire(r, map, BITS_PER_LONG, 0));
 	assert_int_equal(map[0], 0);
 	assert_int_equal(TAIL_LOAD(r), SOFTMQ_RING_IDLE);
 	push_expect(r, 1, SOFTMQ_PUSH_WOKE);
@@ -181,10 +181,10 @@ static void t_woke_edge(void **state)
 	assert_null(softmq_ring_pop(r));
 	/* drained but not retired: still active, a push is not a wake-up */
 	push_expect(r, 3, SOFTMQ_PUSH_OK);
-	assert_false(softmq_ring_retire(r, map, 3));	/* holds an item */
+	assert_false(softmq_ring_retire(r, map, BITS_PER_LONG, 3));	/* holds an item */
 	assert_int_equal(map[0], 1UL << 3);
 	assert_int_equal(ITEM_N(softmq_ring_pop(r)), 3);
-	assert_true(softmq_ring_retire(r, map, 3));
+	assert_true(softmq_ring_retire(r, map, BITS_PER_LONG, 3));
 	assert_int_equal(map[0], 0);
 	assert_true(TAIL_LOAD(r) & SOFTMQ_RING_IDLE);
 	push_expect(r, 4, SOFTMQ_PUSH_WOKE);
@@ -216,7 +216,7 @@ static void t_capacity_1(void **state)
 		assert_int_equal(ITEM_N(softmq_ring_pop(r)), 5000 + lap);
 		assert_null(softmq_ring_pop(r));
 		if (lap % 2 == 0)	/* retire every other lap */
-			assert_true(softmq_ring_retire(r, map, 0));
+			assert_true(softmq_ring_retire(r, map, BITS_PER_LONG, 0));
 	}
 	assert_int_equal(retries, 0);
 	assert_int_equal(r->head, 2000);	/* two per lap */
@@ -300,7 +300,7 @@ static void laps_vs_reference(unsigned int depth, unsigned long start,
 			if (rt == rh) {
 				assert_null(softmq_ring_peek(r));
 				if (!idle) {
-					assert_true(softmq_ring_retire(r, map, 0));
+					assert_true(softmq_ring_retire(r, map, BITS_PER_LONG, 0));
 					assert_int_equal(map[0], 0);
 					idle = 1;
 				}
@@ -308,7 +308,7 @@ static void laps_vs_reference(unsigned int depth, unsigned long start,
 				assert_int_equal(ITEM_N(softmq_ring_peek(r)),
 						 ref[rh % qmax]);
 				if (!idle) {
-					assert_false(softmq_ring_retire(r, map, 0));
+					assert_false(softmq_ring_retire(r, map, BITS_PER_LONG, 0));
 					assert_int_equal(map[0], 1);
 				}
 			}
@@ -367,7 +367,7 @@ static void t_wrap_full_exact(void **state)
 	assert_null(softmq_ring_pop(r));
 	assert_int_equal(r->head, 4);
 	set_bit(0, map);
-	assert_true(softmq_ring_retire(r, map, 0));
+	assert_true(softmq_ring_retire(r, map, BITS_PER_LONG, 0));
 	assert_int_equal(TAIL_LOAD(r), (4 << 1) | SOFTMQ_RING_IDLE);
 	free(r);
 }
@@ -428,14 +428,14 @@ static void t_unpublished_head(void **state)
 	assert_null(softmq_ring_peek(r));	/* FIFO: nothing skips it */
 	assert_null(softmq_ring_pop(r));
 	/* retire failure case 1: a claimed slot at head -> false, mark kept */
-	assert_false(softmq_ring_retire(r, map, 0));
+	assert_false(softmq_ring_retire(r, map, BITS_PER_LONG, 0));
 	assert_int_equal(map[0], 1);
 	assert_false(TAIL_LOAD(r) & SOFTMQ_RING_IDLE);
 	__atomic_store_n(&r->slot[pos & r->mask], ITEM(1), __ATOMIC_RELEASE);
 	assert_int_equal(ITEM_N(softmq_ring_peek(r)), 1);
 	assert_int_equal(ITEM_N(softmq_ring_pop(r)), 1);
 	assert_int_equal(ITEM_N(softmq_ring_pop(r)), 2);
-	assert_true(softmq_ring_retire(r, map, 0));
+	assert_true(softmq_ring_retire(r, map, BITS_PER_LONG, 0));
 	assert_int_equal(map[0], 0);
 	free(r);
 }
@@ -705,8 +705,7 @@ static void t_active_bitmap(void **state)
 		unsigned long before[3], w = bits[i] / BITS_PER_LONG;
 
 		memcpy(before, map, sizeof(before));
-		assert_true(softmq_ring_retire(r, map, bits[i]));
-		softmq_active_summary_drop(map, n, bits[i]);
+		assert_true(softmq_ring_retire(r, map, n, bits[i]));
 		before[w] &= ~(1UL << (bits[i] % BITS_PER_LONG));
 		assert_memory_equal(map, before, sizeof(before));
 		assert_int_equal(words[0] >> w & 1, !!map[w]);
@@ -714,6 +713,17 @@ static void t_active_bitmap(void **state)
 	assert_int_equal(map[0] | map[1] | map[2], 0);
 	assert_int_equal(words[0], 0);
 	assert_int_equal(softmq_active_next(map, n, 0), n);
+
+	/* a retire that a push beats keeps the mark and its word named */
+	push_expect(r, 1, SOFTMQ_PUSH_WOKE);
+	softmq_active_mark(map, n, 130);
+	assert_false(softmq_ring_retire(r, map, n, 130));
+	assert_int_equal(map[2], 1UL << 2);
+	assert_int_equal(words[0], 1UL << 2);
+	assert_ptr_equal(softmq_ring_pop(r), ITEM(1));
+	assert_null(softmq_ring_pop(r));
+	assert_true(softmq_ring_retire(r, map, n, 130));
+	assert_int_equal(map[2] | words[0], 0);
 
 	/* n exactly one and two words, n = 1 */
 	set_bit(63, map);
@@ -1080,14 +1090,14 @@ static void t_retire_loses_to_push(void **state)
 	assert_int_equal(ITEM_N(softmq_ring_pop(r)), 1);
 	assert_null(softmq_ring_pop(r));
 	arm(KSHIM_CLEAR_BIT, NULL, other_push);
-	assert_false(softmq_ring_retire(r, map, 0));
+	assert_false(softmq_ring_retire(r, map, BITS_PER_LONG, 0));
 	kshim_hook = NULL;
 	assert_int_equal(h_fired, 1);
 	assert_int_equal(other_res, SOFTMQ_PUSH_OK);	/* ring was not idle */
 	assert_int_equal(map[0], 1);			/* mark put back */
 	assert_false(TAIL_LOAD(r) & SOFTMQ_RING_IDLE);
 	assert_int_equal(ITEM_N(softmq_ring_pop(r)), 100);
-	assert_true(softmq_ring_retire(r, map, 0));
+	assert_true(softmq_ring_retire(r, map, BITS_PER_LONG, 0));
 	free(r);
 }
 
@@ -1132,7 +1142,7 @@ static void t_retire_order(void **state)
 	push_expect(r, 1, SOFTMQ_PUSH_WOKE);
 	softmq_ring_pop(r);
 	arm(KSHIM_SET_BIT, (void *)-1, NULL);	/* log only */
-	assert_true(softmq_ring_retire(r, map, 0));
+	assert_true(softmq_ring_retire(r, map, BITS_PER_LONG, 0));
 	kshim_hook = NULL;
 	assert_int_equal(h_nlog, 3);
 	assert_int_equal(h_log[0], KSHIM_TAIL_READ);
@@ -1143,7 +1153,7 @@ static void t_retire_order(void **state)
 	set_bit(0, map);
 	softmq_ring_pop(r);
 	arm(KSHIM_CLEAR_BIT, NULL, other_push);
-	assert_false(softmq_ring_retire(r, map, 0));
+	assert_false(softmq_ring_retire(r, map, BITS_PER_LONG, 0));
 	kshim_hook = NULL;
 	/* read, clear, (other push: read, cmpxchg, release), cmpxchg, set */
 	assert_int_equal(h_log[0], KSHIM_TAIL_READ);

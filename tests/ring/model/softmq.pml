@@ -343,15 +343,15 @@ byte blocked_from[NR];		/* P4: first position behind a stopped producer */
  */
 inline ring_retire()
 {
-	atomic {				/* H:902 long t = atomic_long_read(&r->tail); */
+	atomic {				/* H:905 long t = atomic_long_read(&r->tail); */
 		t2 = tail[idx];
-		ok = (t2 / 2 == head[idx])	/* H:904 if (softmq_ring_pos(t) != r->head) */
+		ok = (t2 / 2 == head[idx])	/* H:907 if (softmq_ring_pos(t) != r->head) */
 	};
 	if
 	:: ok ->
 #ifndef MUT_RETIRE_ORDER
-		mark[idx] = 0;			/* H:906 clear_bit(idx, map); */
-		atomic {			/* H:912 if (atomic_long_try_cmpxchg(&r->tail, &t, t | SOFTMQ_RING_IDLE)) */
+		mark[idx] = 0;			/* H:909 clear_bit(idx, map); */
+		atomic {			/* H:915 if (atomic_long_try_cmpxchg(&r->tail, &t, t | SOFTMQ_RING_IDLE)) */
 			if
 			:: tail[idx] == t2 -> tail[idx] = t2 | 1
 			:: else -> ok = 0
@@ -369,7 +369,7 @@ inline ring_retire()
 #endif
 		if
 #ifndef MUT_RETIRE_NOSET
-		:: !ok -> mark[idx] = 1		/* H:914 set_bit(idx, map); */
+		:: !ok -> mark[idx] = 1		/* H:919 set_bit(idx, map); */
 #endif
 		:: else -> skip
 		fi
@@ -377,8 +377,8 @@ inline ring_retire()
 	fi;
 #ifdef SUMMARY
 	/*
-	 * softmq_active_summary_drop(), the caller's next step after a retire
-	 * (softmq_ring_idle()).  -DMUT_SUMMARY_NO_RECHECK: the word's bit
+	 * softmq_active_summary_drop(), softmq_ring_retire()'s last step once
+	 * its cmpxchg succeeded.  -DMUT_SUMMARY_NO_RECHECK: the word's bit
 	 * cleared without the second read, so a mark made between the first
 	 * read and the clear is left out of the summary.
 	 */
