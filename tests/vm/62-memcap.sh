@@ -64,9 +64,11 @@ pow2() { local p=1; while [ $p -lt "$1" ]; do p=$((p * 2)); done; echo $p; }
 PTR=$(( $(getconf LONG_BIT) / 8 ))
 X2=$(( 8 / PTR ))
 # table FLOWS BANDS: the table's size as softmq_table_bytes() computes it
-# (struct softmq_table: 192 bytes, three cache lines: header, band hints,
-# consumer cursors; each band's bitmaps a word longer: the marks' summary)
-table() { echo $(( (256 + $2 * $1 * PTR + 63) / 64 * 64 + 2 * $2 * (( ($1 + 63) / 64 * 8 + PTR + 63) / 64 * 64) )); }
+# (struct softmq_table: 320 bytes on 64-bit, five cache lines: two of
+# header, band hints, two of consumer cursors and counts; 256 on 32-bit,
+# where this is an upper bound; each band's bitmaps a word longer: the
+# marks' summary)
+table() { echo $(( (320 + $2 * $1 * PTR + 63) / 64 * 64 + 2 * $2 * (( (1 + ($1 + 8 * PTR - 1) / (8 * PTR)) * PTR + 63) / 64 * 64) )); }
 # bound FLOWS DEPTH BANDS: what an instance may really allocate: the table
 # (one kvzalloc: kmalloc rounds it up to a power of two when it succeeds,
 # vmalloc to pages) + bands * flows rings of pow2(192 + PTR * depth) bytes.
