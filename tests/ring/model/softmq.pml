@@ -117,7 +117,9 @@
  * Simplifications (over-approximations, or irrelevant to P1-P5)
  *   - one band, DRR credit not modelled (it only delays a ring by one visit);
  *     the cursor is modelled as in the code; -DANY_CURSOR lets each dequeue
- *     start anywhere instead (every DRR order);
+ *     start anywhere instead (every DRR order); with SUMMARY the lap takes
+ *     a marked cursor ring without a look, its mark read directly (the
+ *     code's at_cursor; softmq_cursor_dequeue() serves it the same way);
  *   - positions do not wrap (a byte never exceeds NP*K); the wrap of
  *     SOFTMQ_RING_POS_MASK is covered by the unit tests and the fuzzer;
  *   - the device always accepts (no requeue, no stopped queue); quota QUOTA;
@@ -149,12 +151,13 @@
  *   control-lock-one-ring  the same, RING_MAP=1              2.8M
  *   control-lock-quota     the same, DEPTH=1 QUOTA=1         1.7M
  *   control-lock-stall     the same, MAXSTALL=1              3.7M
- *   summary        SUMMARY (the looks through the summary word)  5.9M
- *   summary-one-word      the same, SUMMARY_ONE_WORD         5.8M
- *   summary-stall         the same, MAXSTALL=1              15.7M
- *   summary-control-lock  the same, CONTROL_LOCK NCTL=2 K=1  2.2M
- *   (2026-12-07; model-deep adds SUMMARY with RING_MAP=1, 33.3M, with
- *   ANY_CURSOR, 6.4M, and with MAXSTALL=1 NP=3 K=1 DEPTH=1, 26.7M)
+ *   summary        SUMMARY (the looks through the summary word,
+ *                  and the lap's start at a marked cursor ring) 7.4M
+ *   summary-one-word      the same, SUMMARY_ONE_WORD         6.0M
+ *   summary-stall         the same, MAXSTALL=1              19.7M
+ *   summary-control-lock  the same, CONTROL_LOCK NCTL=2 K=1  2.8M
+ *   (2026-12-07; model-deep adds SUMMARY with RING_MAP=1, 34.7M, with
+ *   ANY_CURSOR, 11.2M, and with MAXSTALL=1 NP=3 K=1 DEPTH=1, 31.8M)
  * about 215 s in all.  make -C tests/ring model-deep (MEMLIM 6144) runs
  * ANY_RING variants: with -DNO_POP_RETIRE (the retire at the pop left
  * out; with it, -DANY_RING alone outgrew 8 GB at 140M states) for
@@ -265,9 +268,15 @@ bit  ctldone;			/* the control process is through (or absent) */
 byte blocked_from[NR];		/* P4: first position behind a stopped producer */
 
 /* Consumer locals, in every process that can become the consumer. */
+#ifdef SUMMARY
+#define CURSOR_LOCALS	; bit at_cursor
+#else
+#define CURSOR_LOCALS
+#endif
 #define CONSUMER_LOCALS \
 	bit got; bit old; bit need_retry; bit busy; bit ok; bit spill_listed; \
-	byte quota; byte it; byte idx; byte first_busy; byte t2; byte from
+	byte quota; byte it; byte idx; byte first_busy; byte t2; byte from \
+	CURSOR_LOCALS
 
 /*
  * A stop point (P4): the producer may stop here forever.  @blk records what
@@ -483,13 +492,30 @@ inline band_dequeue()
 	if
 	:: !hint -> it = 0			/* Q: if (!test_bit(band, &t->band_hints)) */
 	:: else ->
+#ifdef SUMMARY
+	/*
+	 * The lap starts at a marked cursor ring without a look: its mark is
+	 * read directly, so the ring may be served, and retired, before its
+	 * waker has named its word in the summary (a stale named word after).
+	 */
+	at_cursor = mark[idx];			/* Q: at_cursor = test_bit(idx, t->active[band]); */
+#endif
 	do
 	/* Q: idx = softmq_band_next(t, band, idx); */
 	/* Q: idx = softmq_active_next_wrap(t->active[band], n, from); */
 	:: d_step {				/* H: return find_next_bit_wrap(map, n, from); */
 		from = idx;
+#ifdef SUMMARY
+		if
+		:: at_cursor -> ok = 0		/* Q: if (!at_cursor) */
+		:: else ->
+#endif
 		FIND_NEXT(idx);
 		if :: idx >= NR && from > 0 -> idx = 0; ok = 1 :: else -> ok = 0 fi
+#ifdef SUMMARY
+		fi;
+		at_cursor = 0
+#endif
 	   };
 	   if
 	   :: ok ->
