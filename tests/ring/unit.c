@@ -714,7 +714,7 @@ static void t_active_bitmap(void **state)
 	assert_int_equal(words[0], 0);
 	assert_int_equal(softmq_active_next(map, n, 0), n);
 
-	/* a retire that a push beats keeps the mark and its word named */
+	/* a ring that holds an item is not retired: mark and word stay */
 	push_expect(r, 1, SOFTMQ_PUSH_WOKE);
 	softmq_active_mark(map, n, 130);
 	assert_false(softmq_ring_retire(r, map, n, 130));
@@ -1098,6 +1098,35 @@ static void t_retire_loses_to_push(void **state)
 	assert_false(TAIL_LOAD(r) & SOFTMQ_RING_IDLE);
 	assert_int_equal(ITEM_N(softmq_ring_pop(r)), 100);
 	assert_true(softmq_ring_retire(r, map, BITS_PER_LONG, 0));
+
+	/*
+	 * A summed bitmap (150 rings, three words and the summary before
+	 * them): the retire that loses leaves the word named; the one that
+	 * wins drops it after its cmpxchg, as its last step.
+	 */
+	{
+		unsigned long words[1 + 3] = { 0 }, *smap = words + 1;
+
+		h_map = smap;
+		push_expect(r, 3, SOFTMQ_PUSH_WOKE);
+		softmq_active_mark(smap, 150, 130);
+		assert_int_equal(ITEM_N(softmq_ring_pop(r)), 3);
+		arm(KSHIM_CLEAR_BIT, NULL, other_push);
+		assert_false(softmq_ring_retire(r, smap, 150, 130));
+		kshim_hook = NULL;
+		assert_int_equal(other_res, SOFTMQ_PUSH_OK);
+		assert_int_equal(smap[2], 1UL << 2);
+		assert_int_equal(words[0], 1UL << 2);
+		assert_int_equal(ITEM_N(softmq_ring_pop(r)), 100);
+		arm(KSHIM_SET_BIT, (void *)-1, NULL);	/* log only */
+		assert_true(softmq_ring_retire(r, smap, 150, 130));
+		kshim_hook = NULL;
+		assert_int_equal(smap[2] | words[0], 0);
+		/* read, clear the mark, cmpxchg, clear the summary's bit */
+		assert_int_equal(h_nlog, 4);
+		assert_int_equal(h_log[2], KSHIM_TAIL_CMPXCHG);
+		assert_int_equal(h_log[3], KSHIM_CLEAR_BIT);
+	}
 	free(r);
 }
 
@@ -1161,6 +1190,7 @@ static void t_retire_order(void **state)
 	assert_int_equal(h_log[2], KSHIM_TAIL_CMPXCHG);
 	assert_int_equal(h_log[3], KSHIM_SET_BIT);
 	assert_int_equal(h_nlog, 4);
+
 	free(r);
 }
 
