@@ -119,7 +119,8 @@
  *     the cursor is modelled as in the code; -DANY_CURSOR lets each dequeue
  *     start anywhere instead (every DRR order); with SUMMARY the lap takes
  *     a marked cursor ring without a look, its mark read directly (the
- *     code's at_cursor; softmq_cursor_dequeue() serves it the same way);
+ *     code's at_cursor; softmq_cursor_dequeue() is that first step taken
+ *     before the walk, see band_dequeue());
  *   - positions do not wrap (a byte never exceeds NP*K); the wrap of
  *     SOFTMQ_RING_POS_MASK is covered by the unit tests and the fuzzer;
  *   - the device always accepts (no requeue, no stopped queue); quota QUOTA;
@@ -471,12 +472,17 @@ inline pop_retire()
  * those extra visits.  The loop ends: a rescan that finds a mark goes on
  * to visit that ring, which either gives a packet, or is busy (the lap
  * then stops at it), or goes idle (its mark cleared, and only a producer's
- * push marks again, a bounded number of times).  The code's start of the
- * lap at a marked cursor ring without the scan (at_cursor) is not written
- * out: its read of the cursor's mark is the first read the scan below
- * makes, and a scan from a marked cursor returns the cursor.  Nor is
+ * push marks again, a bounded number of times).  Without SUMMARY the
+ * code's start of the lap at a marked cursor ring without the scan
+ * (at_cursor) is not written out: its read of the cursor's mark is the
+ * first read the scan below makes, and a scan from a marked cursor
+ * returns the cursor.  With SUMMARY the scan finds only marks whose word
+ * is named, so the start is written out (at_cursor below).  Nor is
  * softmq_cursor_dequeue(), which is that same first step taken before
- * the walk (a NULL from it runs the walk, which visits the ring again).
+ * the walk (a NULL from it runs the walk, which visits the ring again:
+ * a second pop, and a second take of the spill stack, both consumer-side
+ * only).  The sparse-flow pass is not modelled either, nor its own direct
+ * read of the cursor's mark (whether to run it).
  */
 inline band_dequeue()
 {
