@@ -1190,7 +1190,6 @@ static void t_retire_order(void **state)
 	assert_int_equal(h_log[2], KSHIM_TAIL_CMPXCHG);
 	assert_int_equal(h_log[3], KSHIM_SET_BIT);
 	assert_int_equal(h_nlog, 4);
-
 	free(r);
 }
 
