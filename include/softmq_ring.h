@@ -748,7 +748,9 @@ static inline unsigned long softmq_active_next_wrap(const unsigned long *map,
  * have a marked ring", so the consumer skips an empty band without scanning
  * its bitmap (flows 1024: 16 words, for each empty band on every dequeue);
  * and one per band at SOFTMQ_BAND_WOKE + band, "a ring of this band woke
- * since the consumer last looked for new ones" (softmq_band_woke_take()).
+ * since the consumer last took this bit to look for new ones"
+ * (softmq_band_woke_take(); the consumer may meet a ring that woke
+ * without taking it, and leave it set).
  *
  * Producer, after it marked a ring of @band (set_bit() on its wake edge,
  * or a helper's re-mark).  The barrier orders that mark before the hint

@@ -1091,6 +1091,37 @@ static noinline bool softmq_ring_refill(struct softmq_sched_data *q,
 }
 
 /*
+ * Consumer: met ring @idx of @band, marked and not known until now (it
+ * woke since the consumer last met it).  True if it is to be served as a
+ * new flow.  Not if it was served as new in this lap already: the lap
+ * serves it.  Nor if the lap left it in debt (it served the ring
+ * meanwhile: the rescan after MISSED does not look for new rings): it
+ * keeps the deficit it has, a full quantum since it went idle less what
+ * the lap took, and gets no extra quantum.  Either way another ring that
+ * woke is still unknown, and the next dequeue's pass finds it: one look
+ * per dequeue (a lone flow that keeps waking paid two).
+ */
+static __always_inline bool softmq_band_meet(struct softmq_sched_data *q,
+					     struct softmq_table *t,
+					     unsigned int band,
+					     unsigned long idx,
+					     struct softmq_ring *ring)
+{
+	struct softmq_flow *flow = softmq_flow(ring);
+
+	__set_bit(idx, t->known[band]);
+	t->known_rings[band]++;
+	if (flow->new_round == t->round[band])
+		return false;
+	flow->new_round = t->round[band];
+	if (ring->deficit <= 0)
+		return false;
+	WRITE_ONCE(t->new_idx[band], idx);
+	WRITE_ONCE(q->new_flow_count, q->new_flow_count + 1);
+	return true;
+}
+
+/*
  * Consumer: the ring of @band to serve as a new (sparse) flow, or nr_rings
  * for none.  A marked ring the consumer has not met since it woke (marked,
  * not known) is a new flow: it is served before the band's backlogged
@@ -1123,32 +1154,13 @@ static unsigned long softmq_band_new_flow(struct softmq_sched_data *q,
 			t->woke_pending[band] = false;
 			return n;
 		}
-		__set_bit(idx, t->known[band]);
-		t->known_rings[band]++;
 		ring = READ_ONCE(rings[idx]);
-		if (!ring)
+		if (!ring) {
+			__set_bit(idx, t->known[band]);
+			t->known_rings[band]++;
 			continue;
-		/*
-		 * Already served as new in this lap: the lap serves it.  Any
-		 * other ring that woke is still unknown, and the next
-		 * dequeue's scan finds it: one scan per dequeue (a lone flow
-		 * that keeps waking paid two).
-		 */
-		if (softmq_flow(ring)->new_round == t->round[band])
-			return n;
-		/*
-		 * It keeps the deficit it has: a full quantum since it went
-		 * idle, less whatever the lap took from it if it served the
-		 * ring meanwhile (the rescan after MISSED does not look for new
-		 * rings): no extra quantum.  One the lap left in debt is no new
-		 * flow: the lap has it.
-		 */
-		softmq_flow(ring)->new_round = t->round[band];
-		if (ring->deficit <= 0)
-			continue;
-		WRITE_ONCE(t->new_idx[band], idx);
-		WRITE_ONCE(q->new_flow_count, q->new_flow_count + 1);
-		return idx;
+		}
+		return softmq_band_meet(q, t, band, idx, ring) ? idx : n;
 	}
 }
 
@@ -1191,6 +1203,35 @@ static bool softmq_band_new_pending(const struct softmq_table *t,
 }
 
 /*
+ * Consumer: where no ring of @band is known and no new flow is being
+ * served, its cursor ring @idx, marked, woke since the consumer last met
+ * it (or was marked unmet); where the consumer keeps up, the ring it
+ * served last (retired at the pop that emptied it, softmq_ring_drained())
+ * is the one that wakes next: key cpu's one ring with one sender, at
+ * every packet.  Meet it here, without the WOKE bit's clear and the
+ * pass's scan.  True if the lap serves it (new in this lap already, or
+ * in debt), which it then does first: the pass is skipped.  False if it
+ * is now the new flow the pass serves (t->new_idx), or was not met.  The
+ * WOKE bit stays set until a pass takes it with a ring known or the
+ * cursor ring unmarked; another ring that woke waits for that pass, up
+ * to a new flow's quantum and a packet, as it waits when the scan meets
+ * a lower index first.  While the bit stays set, producers' notes skip
+ * its store.
+ */
+static __always_inline bool softmq_band_meet_cursor(struct softmq_sched_data *q,
+						    struct softmq_table *t,
+						    unsigned int band,
+						    unsigned long idx)
+{
+	struct softmq_ring *ring;
+
+	if (t->known_rings[band] || t->new_idx[band] < t->nr_rings)
+		return false;
+	ring = READ_ONCE(t->rings[band * t->nr_rings + idx]);
+	return ring && !softmq_band_meet(q, t, band, idx, ring);
+}
+
+/*
  * Consumer: deficit round robin over the marked rings of one band whose
  * hint is set, a new flow first (@new_flows: not on the rescan after
  * MISSED).  Returns NULL when the band is empty, or after a full lap that
@@ -1216,11 +1257,15 @@ static struct sk_buff *softmq_band_dequeue(struct Qdisc *sch,
 	/*
 	 * New flows first; one ring per band has nothing to put first, nor
 	 * has a band with none due while its cursor ring is marked (the lap
-	 * starts there, below).
+	 * starts there, below), nor one whose marked cursor ring is met here
+	 * and left to the lap.  Only the consumer clears a mark, so one it
+	 * read set stays set meanwhile; a mark or a wake after the read is
+	 * met as one after the scan's was.
 	 */
+	at_cursor = test_bit(idx, t->active[band]);
 	if (new_flows && n > 1 &&
-	    (softmq_band_new_pending(t, band) ||
-	     !test_bit(idx, t->active[band]))) {
+	    (!at_cursor || (softmq_band_new_pending(t, band) &&
+			    !softmq_band_meet_cursor(q, t, band, idx)))) {
 		while ((idx = softmq_band_new_flow(q, t, band)) < n) {
 			ring = READ_ONCE(rings[idx]);
 			if (ring->deficit <= 0) {
@@ -1252,16 +1297,14 @@ static struct sk_buff *softmq_band_dequeue(struct Qdisc *sch,
 					   t->active[band], n))
 			return NULL;
 		idx = t->cursor[band];
+		at_cursor = test_bit(idx, t->active[band]);
 	}
 
 	/*
 	 * The old flows: the round robin's lap.  A scan from a marked cursor
 	 * ring finds that ring (no wrap, no new round): the lap starts there
-	 * without one, on a backlogged band at every dequeue.  Only the
-	 * consumer clears a mark, so one it read set stays set meanwhile; a
-	 * mark or a wake after the read is met as one after the scan's was.
+	 * without one, on a backlogged band at every dequeue.
 	 */
-	at_cursor = test_bit(idx, t->active[band]);
 	for (;; idx++, at_cursor = false) {
 		if (!at_cursor)
 			idx = softmq_band_next(t, band, idx);
@@ -1317,8 +1360,9 @@ static struct sk_buff *softmq_table_dequeue(struct Qdisc *sch,
  * quantum serves the ring it served last, and the table's walk (its
  * frame, the band loop, the sparse-flow test, the lap's set-up) cost as
  * much as the take.  @hints, read by the caller, has a band bit and no
- * WOKE bit of t->woke_mask set: no ring woke since the sparse-flow pass
- * last looked (a band of one ring has no such pass, nor a new flow).
+ * hinted band's WOKE bit of t->woke_mask set: no ring of such a band woke
+ * since the sparse-flow pass last took the bit (a band of one ring has no
+ * such pass, nor a new flow).
  * The first hinted band is the one the walk would serve, and its cursor
  * ring is the lap's first if it is marked, and no new flow is due (the
  * rest of softmq_band_new_pending()): then this is the walk's first
@@ -1415,13 +1459,15 @@ retry:
 	 * stops at this load.  A ring that woke (a WOKE bit) has the walk
 	 * look for new flows: at low load, where every packet wakes its
 	 * ring, the cursor's shortcut is not even called.  The test is on
-	 * every band's bit: one for the served band's bit alone (another
-	 * band's new flows wait for the walk to reach that band in any case)
-	 * cost 3-7 instructions a packet at low load.
+	 * every hinted band's bit: one for the served band's bit alone
+	 * (another band's new flows wait for the walk to reach that band in
+	 * any case) cost 3-7 instructions a packet at low load.  An unhinted
+	 * band's bit is left out: the walk skips that band, and its bit may
+	 * stay set while the band is empty (softmq_band_meet_cursor()).
 	 */
 	hints = READ_ONCE(t->band_hints);
 	if (!skb && !q->draining && softmq_hinted(hints)) {
-		if (!(hints & t->woke_mask))
+		if (!(hints & (hints << SOFTMQ_BAND_WOKE) & t->woke_mask))
 			skb = softmq_cursor_dequeue(sch, t, hints);
 		if (!skb)
 			skb = softmq_table_dequeue(sch, t, need_retry);

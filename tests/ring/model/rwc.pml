@@ -244,8 +244,8 @@ proctype waker()
 	store(W, MARK, 1);		/* H: set_bit(idx, map); */
 	name_word(W, s);
 	/* softmq_band_note() */
-	mb(W);				/* H:764 smp_mb__after_atomic(); */
-	load(W, HINT, h);		/* H:765 if (!test_bit(band, hints)) */
+	mb(W);				/* H:766 smp_mb__after_atomic(); */
+	load(W, HINT, h);		/* H:767 if (!test_bit(band, hints)) */
 	if
 	:: !h -> store(W, HINT, 1)	/* H: set_bit(band, hints); */
 	:: else -> skip
@@ -283,16 +283,16 @@ proctype consumer()
 	:: else ->
 		/* Q: if (softmq_band_clear_hint(&t->band_hints, band, t->active[band], n)) */
 		d_step { cclear = nst[HINT] };
-		store(C, HINT, 0);	/* H:814 clear_bit(band, hints); */
+		store(C, HINT, 0);	/* H:816 clear_bit(band, hints); */
 #ifndef MUT_NO_CLEAR_HINT_MB
-		mb(C);			/* H:816 smp_mb__after_atomic(); */
+		mb(C);			/* H:818 smp_mb__after_atomic(); */
 #endif
-		look(C, m);		/* H:817 if (softmq_active_next(map, n, 0) >= n) */
+		look(C, m);		/* H:819 if (softmq_active_next(map, n, 0) >= n) */
 		if
 		:: m ->
-			store(C, HINT, 1);	/* H:819 set_bit(band, hints); */
+			store(C, HINT, 1);	/* H:821 set_bit(band, hints); */
 			csaw = 1
-		:: else -> skip		/* H:818 return true; */
+		:: else -> skip		/* H:820 return true; */
 		fi
 	fi;
 	cdone = 1
@@ -304,7 +304,7 @@ proctype producer()
 	bit m, h, s;
 
 	/* Q: } else if (unlikely(!softmq_ring_seen(t->active[band], */
-	load(P, MARK, m);		/* H:873 if (!test_bit(idx, map)) */
+	load(P, MARK, m);		/* H:875 if (!test_bit(idx, map)) */
 #if defined(SUMMARY) && !defined(MUT_SEEN_NO_SUMMARY)
 	if
 	:: m ->
@@ -318,10 +318,10 @@ proctype producer()
 	if
 	:: m ->
 #ifndef MUT_NO_SEEN_MB
-		mb(P);			/* H:888 smp_mb(); */
+		mb(P);			/* H:890 smp_mb(); */
 #endif
-		load(P, HINT, h)	/* H:889 return test_bit(band, hints); */
-	:: else -> h = 0		/* H:874 return false; */
+		load(P, HINT, h)	/* H:891 return test_bit(band, hints); */
+	:: else -> h = 0		/* H:876 return false; */
 	fi;
 	if
 	:: !h ->
@@ -329,8 +329,8 @@ proctype producer()
 		store(P, MARK, 1);	/* H: set_bit(idx, map); */
 		name_word(P, s);
 		/* Q: softmq_band_note(&t->band_hints, band); */
-		mb(P);			/* H:764 smp_mb__after_atomic(); */
-		load(P, HINT, h);	/* H:765 if (!test_bit(band, hints)) */
+		mb(P);			/* H:766 smp_mb__after_atomic(); */
+		load(P, HINT, h);	/* H:767 if (!test_bit(band, hints)) */
 		if
 		:: !h -> store(P, HINT, 1)	/* H: set_bit(band, hints); */
 		:: else -> skip
