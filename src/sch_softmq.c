@@ -1209,14 +1209,14 @@ static bool softmq_band_new_pending(const struct softmq_table *t,
  * served last (retired at the pop that emptied it, softmq_ring_drained())
  * is the one that wakes next: key cpu's one ring with one sender, at
  * every packet.  Meet it here, without the WOKE bit's clear and the
- * pass's scan.  True if the lap serves it (new in this lap already, or
- * in debt), which it then does first: the pass is skipped.  False if it
+ * pass's scan.  True if it is the lap's (new in this lap already, or in
+ * debt), which then visits it first: the pass is skipped.  False if it
  * is now the new flow the pass serves (t->new_idx), or was not met.  The
- * WOKE bit stays set until a pass takes it with a ring known or the
- * cursor ring unmarked; another ring that woke waits for that pass, up
- * to a new flow's quantum and a packet, as it waits when the scan meets
- * a lower index first.  While the bit stays set, producers' notes skip
- * its store.
+ * WOKE bit stays set until a pass takes it (one that runs with a ring
+ * known, a new flow in service or the cursor ring unmarked); another
+ * ring that woke waits for that pass, up to a new flow's quantum and a
+ * packet, as it waits when the scan meets a lower index first.  While
+ * the bit stays set, producers' notes skip its store.
  */
 static __always_inline bool softmq_band_meet_cursor(struct softmq_sched_data *q,
 						    struct softmq_table *t,
