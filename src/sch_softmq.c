@@ -1091,15 +1091,16 @@ static noinline bool softmq_ring_refill(struct softmq_sched_data *q,
 }
 
 /*
- * Consumer: met ring @idx of @band, marked and not known until now (it
- * woke since the consumer last met it).  True if it is to be served as a
- * new flow.  Not if it was served as new in this lap already: the lap
- * serves it.  Nor if the lap left it in debt (it served the ring
- * meanwhile: the rescan after MISSED does not look for new rings): it
- * keeps the deficit it has, a full quantum since it went idle less what
- * the lap took, and gets no extra quantum.  Either way another ring that
- * woke is still unknown, and the next dequeue's pass finds it: one look
- * per dequeue (a lone flow that keeps waking paid two).
+ * Consumer: met ring @idx of @band (@ring, NULL if its slot has none),
+ * marked and not known until now (it woke since the consumer last met
+ * it).  True if it is to be served as a new flow.  Not if it was served
+ * as new in this lap already: the lap serves it.  Nor if the lap left it
+ * in debt (it served the ring meanwhile: the rescan after MISSED does not
+ * look for new rings): it keeps the deficit it has, a full quantum since
+ * it went idle less what the lap took, and gets no extra quantum.  Either
+ * way another ring that woke is still unknown, and the next dequeue's
+ * pass finds it: one look per dequeue (a lone flow that keeps waking
+ * paid two).
  */
 static __always_inline bool softmq_band_meet(struct softmq_sched_data *q,
 					     struct softmq_table *t,
@@ -1107,10 +1108,13 @@ static __always_inline bool softmq_band_meet(struct softmq_sched_data *q,
 					     unsigned long idx,
 					     struct softmq_ring *ring)
 {
-	struct softmq_flow *flow = softmq_flow(ring);
+	struct softmq_flow *flow;
 
 	__set_bit(idx, t->known[band]);
 	t->known_rings[band]++;
+	if (!ring)
+		return false;
+	flow = softmq_flow(ring);
 	if (flow->new_round == t->round[band])
 		return false;
 	flow->new_round = t->round[band];
@@ -1137,31 +1141,22 @@ static unsigned long softmq_band_new_flow(struct softmq_sched_data *q,
 {
 	struct softmq_ring **rings = t->rings + band * t->nr_rings;
 	unsigned long n = t->nr_rings;
-	struct softmq_ring *ring;
 	unsigned long idx;
 
 	if (t->new_idx[band] < n)
 		return t->new_idx[band];
-	for (;;) {
-		/* No ring woke since a scan found none: no scan. */
-		if (!t->woke_pending[band] &&
-		    !softmq_band_woke_take(&t->band_hints, band))
-			return n;
-		t->woke_pending[band] = true;
-		idx = softmq_active_first_andnot(t->active[band], t->known[band],
-						 n);
-		if (idx >= n) {
-			t->woke_pending[band] = false;
-			return n;
-		}
-		ring = READ_ONCE(rings[idx]);
-		if (!ring) {
-			__set_bit(idx, t->known[band]);
-			t->known_rings[band]++;
-			continue;
-		}
-		return softmq_band_meet(q, t, band, idx, ring) ? idx : n;
+	/* No ring woke since a scan found none: no scan. */
+	if (!t->woke_pending[band] &&
+	    !softmq_band_woke_take(&t->band_hints, band))
+		return n;
+	t->woke_pending[band] = true;
+	idx = softmq_active_first_andnot(t->active[band], t->known[band], n);
+	if (idx >= n) {
+		t->woke_pending[band] = false;
+		return n;
 	}
+	return softmq_band_meet(q, t, band, idx, READ_ONCE(rings[idx])) ?
+	       idx : n;
 }
 
 /*
@@ -1209,26 +1204,24 @@ static bool softmq_band_new_pending(const struct softmq_table *t,
  * served last (retired at the pop that emptied it, softmq_ring_drained())
  * is the one that wakes next: key cpu's one ring with one sender, at
  * every packet.  Meet it here, without the WOKE bit's clear and the
- * pass's scan.  True if it is the lap's (new in this lap already, or in
- * debt), which then visits it first: the pass is skipped.  False if it
- * is now the new flow the pass serves (t->new_idx), or was not met.  The
- * WOKE bit stays set until a pass takes it (one that runs with a ring
- * known, a new flow in service or the cursor ring unmarked); another
- * ring that woke waits for that pass, up to a new flow's quantum and a
- * packet, as it waits when the scan meets a lower index first.  While
- * the bit stays set, producers' notes skip its store.
+ * pass's scan.  True if it is the lap's (new in this lap already, in
+ * debt, or no ring in its slot), which then visits it first: the pass is
+ * skipped.  False if it is now the new flow the pass serves (t->new_idx),
+ * or was not met.  The WOKE bit stays set until a pass takes it (one that
+ * runs with a ring known, a new flow in service or the cursor ring
+ * unmarked); another ring that woke waits for that pass, up to a new
+ * flow's quantum and a packet, as it waits when the scan meets a lower
+ * index first.  While the bit stays set, producers' notes skip its store.
  */
 static __always_inline bool softmq_band_meet_cursor(struct softmq_sched_data *q,
 						    struct softmq_table *t,
 						    unsigned int band,
 						    unsigned long idx)
 {
-	struct softmq_ring *ring;
-
 	if (t->known_rings[band] || t->new_idx[band] < t->nr_rings)
 		return false;
-	ring = READ_ONCE(t->rings[band * t->nr_rings + idx]);
-	return ring && !softmq_band_meet(q, t, band, idx, ring);
+	return !softmq_band_meet(q, t, band, idx,
+				 READ_ONCE(t->rings[band * t->nr_rings + idx]));
 }
 
 /*
