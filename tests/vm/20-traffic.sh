@@ -585,7 +585,7 @@ for key in $KEYS; do
 	ina tc qdisc del dev veth0 root
 	ina tc qdisc del dev sd0 root
 done
-run_flow_hash
+part_runs 20-traffic.sh:hash && run_flow_hash
 ina ip link del sd0
 rmmod slowdev
 ns_teardown
