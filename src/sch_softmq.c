@@ -1253,9 +1253,14 @@ static struct sk_buff *softmq_band_dequeue(struct Qdisc *sch,
 	 * starts there, below), nor one whose marked cursor ring is met here
 	 * and left to the lap.  Only the consumer clears a mark, so one it
 	 * read set stays set meanwhile; a mark or a wake after the read is
-	 * met as one after the scan's was.
+	 * met as one after the scan's was.  The read is an acquire: the
+	 * cursor is not taken from the mark word, so no address dependency
+	 * orders the slot's read after it (a control dependency orders no
+	 * loads on arm64 or POWER), and the slot could still read NULL
+	 * where the producer published its ring (cmpxchg, fully ordered)
+	 * before the mark.  Free on x86.
 	 */
-	at_cursor = test_bit(idx, t->active[band]);
+	at_cursor = test_bit_acquire(idx, t->active[band]);
 	if (new_flows && n > 1 &&
 	    (!at_cursor || (softmq_band_new_pending(t, band) &&
 			    !softmq_band_meet_cursor(q, t, band, idx)))) {
@@ -1290,7 +1295,7 @@ static struct sk_buff *softmq_band_dequeue(struct Qdisc *sch,
 					   t->active[band], n))
 			return NULL;
 		idx = t->cursor[band];
-		at_cursor = test_bit(idx, t->active[band]);
+		at_cursor = test_bit_acquire(idx, t->active[band]);
 	}
 
 	/*
@@ -1372,8 +1377,9 @@ static noinline struct sk_buff *softmq_cursor_dequeue(struct Qdisc *sch,
 	unsigned long idx = t->cursor[band];
 	struct softmq_ring *ring;
 
+	/* Acquire, as softmq_band_dequeue()'s read: the slot after it. */
 	if (t->new_idx[band] < t->nr_rings || t->woke_pending[band] ||
-	    !test_bit(idx, t->active[band]))
+	    !test_bit_acquire(idx, t->active[band]))
 		return NULL;
 	ring = READ_ONCE(t->rings[band * t->nr_rings + idx]);
 	if (!ring || ring->deficit <= 0)
