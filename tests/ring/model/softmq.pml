@@ -504,7 +504,7 @@ inline band_dequeue()
 	 * read directly, so the ring may be served, and retired, before its
 	 * waker has named its word in the summary (a stale named word after).
 	 */
-	at_cursor = mark[idx];			/* Q: at_cursor = test_bit(idx, t->active[band]); */
+	at_cursor = mark[idx];			/* Q: at_cursor = test_bit_acquire(idx, t->active[band]); */
 #endif
 	do
 	/* Q: idx = softmq_band_next(t, band, idx); */
