@@ -21,11 +21,11 @@
  * what it is without the floor (softmq_bound_batch()).
  *
  * Producers change their CPU's delta only with this_cpu_*() operations: each
- * is one step against interrupts and preemption, so a fold forced by an IPI
- * (softmq_bound_fold_this_cpu()) or a second sender of the same CPU (on
- * PREEMPT_RT) that comes between two steps of softmq_bound_charge() moves
- * value between the delta and @count without losing any: @count plus all
- * deltas stays exact.
+ * is one step against interrupts and preemption, and a fold takes the delta
+ * by exchange, so a fold forced by an IPI (softmq_bound_fold_this_cpu())
+ * that comes between two steps of softmq_bound_charge() moves value
+ * between the delta and @count without losing any or counting any twice:
+ * @count plus all deltas stays exact, and no delta is left past a batch.
  *
  * Compiled into the module and into the userspace unit test
  * (tests/ring/bound.c, also built with -m32) on top of tests/ring/kshim.
