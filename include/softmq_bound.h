@@ -136,15 +136,7 @@ static inline void softmq_bound_charge(struct softmq_bound *b,
 	s32 v = this_cpu_add_return(*delta, n);
 
 	if (v >= batch || v <= -batch) {
-		/*
-		 * Take the delta by exchange, not by subtracting @v: an IPI's
-		 * softmq_bound_fold_this_cpu() (change() shrinking the batch)
-		 * may have folded it since the add.  The exchange then takes
-		 * what that left, where the subtraction would add @v to the
-		 * count a second time and leave -@v here: the sum still
-		 * exact, but the count admission reads high by up to the old
-		 * batch until this CPU charges that much again.
-		 */
+		/* An IPI's fold may have taken it since the add: see above. */
 		v = this_cpu_xchg(*delta, 0);
 		atomic_long_add(v, &b->count);
 	}
