@@ -25,6 +25,9 @@
 # the rest of the run's log (before, between and after the scripts) is
 # scanned the same way.  A nested harness run inside a script judges the
 # kernel log of its own run; the outer scan skips that region.
+# One splat is not counted but set aside, once a run: a debug-trap
+# warning that TCG made (tcg_debug_trap below); the script that saw it
+# runs again, and its second run counts.
 #
 # Ends with "N passed, N failed, N skipped" alone on the last line; exits 1
 # if anything failed.  Also writes DIR/summary and DIR/cases.txt.
@@ -94,6 +97,39 @@ kmsg_window() {
 
 kmsg() { echo "softmq-harness: $*" > /dev/kmsg 2>/dev/null; }
 
+# tcg_debug_trap SPLAT: true if SPLAT (splat_scan's output) is one splat
+# alone, the warning of a debug trap taken in kernel mode, whose
+# interrupted frame has an EFLAGS that no x86 CPU pushes (a reserved bit
+# set, or bit 1 clear: the word is the bits of a register, TF among
+# them), at a RIP in kernel text outside any module, with no softmq or
+# slowdev frame on the trace ("?" frames are stale stack words).  The CPU
+# writes that EFLAGS when it takes the trap, so no store by the guest
+# made it: it is TCG's (tests/testbed/seen/2026-12-07-6.12-debug-trap-
+# 20-traffic.txt; vm.sh's tcg_trap_re is the same test for the crashes).
+# Prints the interrupted RIP and EFLAGS.
+tcg_debug_trap() {
+	local db rip fl
+	[ "$(grep -cE "$SPLAT_RE" <<< "$1")" = 1 ] || return 1
+	grep -qE 'WARNING: CPU: [0-9]+ PID: [0-9]+ at arch/x86/kernel/traps\.c:[0-9]+ exc_debug_kernel\+' <<< "$1" ||
+		return 1
+	db=$(sed -n '/<#DB>/,/<\/#DB>/p' <<< "$1" | tr -d '\r')
+	rip=$(grep -m1 -oE 'RIP: 0010:[^ ]+( \[[A-Za-z0-9_]+\])?$' <<< "$db") || return 1
+	case "$rip" in *\]) return 1;; esac
+	fl=$(awk -v r="$rip" 'index($0, r) { f = 1 } f' <<< "$db" |
+		grep -m1 -oE 'EFLAGS: [0-9a-fA-F]{1,16}\b' | cut -d' ' -f2)
+	[ -n "$fl" ] || return 1
+	(( (16#$fl & ~16#3f7fd7) != 0 || (16#$fl & 2) == 0 )) || return 1
+	grep -v 'Modules linked in' <<< "$1" | grep -vE '\] +\? ' | grep -q 'sch_softmq\|slowdev\|softmq_' &&
+		return 1
+	echo "${rip#RIP: 0010:}, EFLAGS $fl"
+}
+
+if [ "${1:-}" = --tcg-trap ]; then
+	shift
+	if [ $# -gt 0 ]; then tcg_debug_trap "$(splat_scan < "$1")"
+	else tcg_debug_trap "$(splat_scan)"; fi
+	exit
+fi
 if [ "${1:-}" = --scan ]; then
 	shift
 	if [ $# -gt 0 ]; then splat_scan < "$1"; else splat_scan; fi
@@ -148,12 +184,15 @@ if ! err=$(kmsg_window "$RUNTOK"); then
 	case_line "FAIL harness-kernel-log: cannot read the kernel log, no splat scan: $err"
 fi
 
-# scan_window TOKEN WHERE FILE CASE: scan the kernel log of TOKEN's window
+# scan_window TOKEN WHERE FILE CASE [may-rerun]: scan the kernel log of TOKEN's window
 # (SOFTMQ_KMSG_FILTER: a line's filter, e.g. KCSAN reports not involving
 # softmq dropped, tests/debugkernel/kcsan-filter.awk); a splat is printed,
 # kept in $RESULTS/FILE.splat and counted as "FAIL CASE: <first line>".  A
 # window that cannot be read is "FAIL <CASE up to its ':'>: cannot read
-# the kernel log ...".
+# the kernel log ...".  With may-rerun, the run's first splat that
+# tcg_debug_trap knows is kept in $RESULTS/FILE.tcg-trap.splat and not
+# counted; tcg_trap says what it was, and the caller runs the script again.
+tcg_rerun='' tcg_trap=''
 scan_window() {
 	local log splat first
 	if ! log=$(kmsg_window "$1"); then
@@ -165,6 +204,10 @@ scan_window() {
 	[ -n "$splat" ] || return 0
 	echo "kernel log splat $2:"
 	echo "$splat"
+	if [ "${5:-}" = may-rerun ] && [ -z "$tcg_rerun" ] && tcg_trap=$(tcg_debug_trap "$splat"); then
+		echo "$splat" > "$RESULTS/$3.tcg-trap.splat"
+		return 0
+	fi
 	echo "$splat" > "$RESULTS/$3.splat"
 	first=$(echo "$splat" | grep -E "$SPLAT_RE" | head -n 1 | sed 's/^    | //; s/^\[ *[0-9.]*\] //')
 	case_line "FAIL $4: $first"
@@ -195,46 +238,63 @@ for script in "$@"; do
 	elif [ "${name##*.}" = py ]; then cmd=(python3 "$script")
 	else cmd=(bash "$script"); fi
 
-	echo "=== RUN $name"
-	kmsg "begin $token $name"
-	t0=$(date +%s)
-	# times.txt: seconds into the script at which each case line came
-	# (where a line's time goes; make check's budget is TCG time)
-	timeout -k 10 "$TIMEOUT" "${cmd[@]}" < /dev/null 2>&1 | tee "$logf" |
+	c0=$(wc -l < "$RESULTS/cases.txt") t0n=$(wc -l < "$RESULTS/times.txt")
+	for _ in 1 2; do   # a second time only after a debug trap that TCG made
+		echo "=== RUN $name"
+		kmsg "begin $token $name"
+		t0=$(date +%s)
+		# times.txt: seconds into the script at which each case line came
+		# (where a line's time goes; make check's budget is TCG time)
+		timeout -k 10 "$TIMEOUT" "${cmd[@]}" < /dev/null 2>&1 | tee "$logf" |
+			while IFS= read -r line; do
+				echo "$line"
+				case "$line" in
+				PASS\ *|FAIL\ *|SKIP\ *)
+					echo "$((EPOCHSECONDS - t0)) $base ${line%%:*}" >> "$RESULTS/times.txt";;
+				esac
+			done
+		rc=${PIPESTATUS[0]}
+		kmsg "end $token $name"
+		p0=$npass f0=$nfail s0=$nskip
 		while IFS= read -r line; do
-			echo "$line"
 			case "$line" in
-			PASS\ *|FAIL\ *|SKIP\ *)
-				echo "$((EPOCHSECONDS - t0)) $base ${line%%:*}" >> "$RESULTS/times.txt";;
+			SKIP\ *)
+				# only a SKIP tests/vm/skips (or the plan) declares counts
+				# as one; any other is a case that silently stopped running
+				cname=${line#SKIP }; cname=${cname%%:*}
+				if skip_declared "$cname"; then
+					echo "$line" >> "$RESULTS/cases.txt"; nskip=$((nskip + 1))
+				else
+					case_line "FAIL $cname: undeclared SKIP (tests/vm/skips): ${line#*: }"
+				fi;;
+			PASS\ *|FAIL\ *)
+				echo "$line" >> "$RESULTS/cases.txt"
+				case "$line" in
+				PASS*) npass=$((npass + 1));; FAIL*) nfail=$((nfail + 1));;
+				esac;;
 			esac
-		done
-	rc=${PIPESTATUS[0]}
-	kmsg "end $token $name"
-	p0=$npass f0=$nfail s0=$nskip
-	while IFS= read -r line; do
-		case "$line" in
-		SKIP\ *)
-			# only a SKIP tests/vm/skips (or the plan) declares counts
-			# as one; any other is a case that silently stopped running
-			cname=${line#SKIP }; cname=${cname%%:*}
-			if skip_declared "$cname"; then
-				echo "$line" >> "$RESULTS/cases.txt"; nskip=$((nskip + 1))
-			else
-				case_line "FAIL $cname: undeclared SKIP (tests/vm/skips): ${line#*: }"
-			fi;;
-		PASS\ *|FAIL\ *)
-			echo "$line" >> "$RESULTS/cases.txt"
-			case "$line" in
-			PASS*) npass=$((npass + 1));; FAIL*) nfail=$((nfail + 1));;
-			esac;;
-		esac
-	done < "$logf"
-	if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
-		case_line "FAIL $name: timed out after ${TIMEOUT}s"
-	elif [ "$rc" != 0 ]; then
-		case_line "FAIL $name: exited with status $rc"
-	fi
-	[ $can_scan = 1 ] && scan_window "$token" "during $name" "$base" "$name: kernel splat"
+		done < "$logf"
+		if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+			case_line "FAIL $name: timed out after ${TIMEOUT}s"
+		elif [ "$rc" != 0 ]; then
+			case_line "FAIL $name: exited with status $rc"
+		fi
+		tcg_trap=''
+		[ $can_scan = 1 ] && scan_window "$token" "during $name" "$base" "$name: kernel splat" may-rerun
+		[ -n "$tcg_trap" ] || break
+		# Its first run is set aside whole (cases, times, files) and the
+		# script runs again in this boot: its second run counts, and a second
+		# splat of any kind, this one included, fails it.
+		tcg_rerun=$name
+		echo "TCG-RERUN $name: the splat above is a debug trap that TCG made ($tcg_trap; harness.sh tcg_debug_trap), not softmq's; its first run ($((npass - p0)) passed, $((nfail - f0)) failed, $((nskip - s0)) skipped) is set aside in ${SOFTMQ_RESULTS}.tcg-trap; running it again (once a run)"
+		npass=$p0 nfail=$f0 nskip=$s0
+		sed -i "$((c0 + 1)),\$d" "$RESULTS/cases.txt"
+		sed -i "$((t0n + 1)),\$d" "$RESULTS/times.txt"
+		rm -rf "$SOFTMQ_RESULTS.tcg-trap"
+		mv "$SOFTMQ_RESULTS" "$SOFTMQ_RESULTS.tcg-trap" && mv "$logf" "$SOFTMQ_RESULTS.tcg-trap/script.log"
+		mkdir -p "$SOFTMQ_RESULTS"
+		token="$$.$seq.rerun.$(date +%s%N)"
+	done
 	# A script that ran and reported nothing tested nothing.
 	if [ $((npass + nfail + nskip - p0 - f0 - s0)) = 0 ]; then
 		case_line "FAIL $name: reported no cases (exit status $rc)"
@@ -249,7 +309,7 @@ done
 	"harness-kernel-log: kernel splat between or after the scripts"
 kmsg "end $RUNTOK harness"
 
-echo "passed=$npass failed=$nfail skipped=$nskip" > "$RESULTS/summary"
+echo "passed=$npass failed=$nfail skipped=$nskip reruns=$([ -n "$tcg_rerun" ] && echo 1 || echo 0)" > "$RESULTS/summary"
 echo "$npass passed, $nfail failed, $nskip skipped"
 [ $nfail -eq 0 ]
 exit

@@ -441,6 +441,8 @@ P=0 F=0 S=0
 if [ -e "$RESULTS/summary" ]; then
 	eval "$(sed 's/^/p_/; s/ / p_/g' "$RESULTS/summary")"
 	P=$p_passed F=$p_failed S=$p_skipped
+	[ "${p_reruns:-0}" = 0 ] ||
+		log "the harness set aside a script's first run after a debug trap that TCG made, and counted its second (TCG-RERUN in ${CONSOLE#"$REPO"/}.$attempt; the first run is in $RESULTS/*.tcg-trap)"
 elif [ -e "$RESULTS/tally" ]; then
 	read -r P F S < "$RESULTS/tally"
 fi

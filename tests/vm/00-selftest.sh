@@ -8,10 +8,11 @@
 # hangs past its timeout.  The outer cases PASS only when the nested
 # run judged those inner ones FAIL (with the splat printed) — so the normal
 # suite stays green while the failure paths are exercised on every line.
-# Then three short nested runs: a WARN between two scripts (in neither's
+# Then short nested runs: a WARN between two scripts (in neither's
 # window) fails the run, and a kernel log that cannot be read (dmesg
 # failing from the start, or from the middle of a run) is a FAIL, not a
-# clean scan.  (A guest that crashes mid-script cannot be tested from
+# clean scan; and a debug trap that TCG made reruns its script, once a
+# run.  (A guest that crashes mid-script cannot be tested from
 # inside it: tests/testbed/selftest.sh boots one that does.)
 { # parsed whole before it runs: editing this file cannot break a running copy
 H=$SOFTMQ_REPO/tests/testbed/harness.sh
@@ -172,6 +173,54 @@ check selftest-nodmesg-start-fails "a kernel log unreadable from the start was n
 	grep -q '^FAIL harness-kernel-log: cannot read the kernel log, no splat scan: dmesg failed: .*Operation not permitted' <<<"$out"
 check selftest-nodmesg-start-summary "nested run ended '$last' (rc=$rc), want '1 passed, 1 failed, 0 skipped' (rc=1)" \
 	test "$last/$rc" = "1 passed, 1 failed, 0 skipped/1"
+
+# 5. A debug trap that TCG made (tests/testbed/seen/2026-12-07-6.12-debug-
+# trap-20-traffic.txt) sets the script's first run aside, once a run; one
+# that a CPU could have made, or with softmq on its trace, or beside a
+# second splat, fails as any splat does.  The splats are the seen one's
+# text, written to the kernel log.
+grep '^    | ' "$SOFTMQ_REPO/tests/testbed/seen/2026-12-07-6.12-debug-trap-20-traffic.txt" |
+	sed 's/^    | //; s/\r$//' > "$dir/trap.log"
+sed 's/EFLAGS: 65d0ab02/EFLAGS: 00000246/' "$dir/trap.log" > "$dir/trap-valid.log"
+sed 's/  __alloc_skb+0x160\/0x1a0$/  softmq_enqueue+0x74\/0x330 [sch_softmq]/' "$dir/trap.log" > "$dir/trap-softmq.log"
+sed 's/RIP: 0010:kmem_cache_alloc_node_noprof+0x74\/0x330$/& [veth]/' "$dir/trap.log" > "$dir/trap-module.log"
+{ cat "$dir/trap.log"; echo '[   99.0] WARNING: CPU: 0 PID: 1 at x.c:1 f+0x1/0x2'
+  echo '[   99.1] ---[ end trace 0000000000000000 ]---'; } > "$dir/trap-two.log"
+trap_rc() { "$H" --tcg-trap "$1" > /dev/null; echo $?; }
+rc=$(trap_rc "$dir/trap.log")
+check selftest-tcg-trap-known "the seen debug trap was not known for TCG's (rc=$rc)" test "$rc" = 0
+for v in valid softmq module two; do
+	if ! cmp -s "$dir/trap.log" "$dir/trap-$v.log"; then rc=$(trap_rc "$dir/trap-$v.log")
+	else rc="not changed by the test's sed"; fi
+	check selftest-tcg-trap-$v "the debug trap variant '$v' was taken for TCG's (rc=$rc)" test "$rc" = 1
+done
+sed 's/^\[ *[0-9.]*\] //' "$dir/trap.log" > "$dir/trap.kmsg"
+cat > "$dir/inner-trap-once.sh" <<INNER
+if [ ! -e "$dir/trapped" ]; then
+	touch "$dir/trapped"
+	while IFS= read -r l; do echo "\$l" > /dev/kmsg; done < "$dir/trap.kmsg"
+	echo "FAIL inner-trap-first-run: the run the trap set aside"
+else
+	echo "PASS inner-trap-second-run"
+fi
+INNER
+cat > "$dir/inner-trap-twice.sh" <<INNER
+while IFS= read -r l; do echo "\$l" > /dev/kmsg; done < "$dir/trap.kmsg"
+echo "PASS inner-trap-twice"
+INNER
+out=$("$H" --results "$dir/res-trap" --timeout 60 "$dir/inner-trap-once.sh" "$dir/inner-trap-twice.sh" 2>&1)
+rc=$?
+echo "nested harness output, debug traps that TCG made (rc=$rc):"
+printf '%s\n' "$out" | sed 's/^/  | /'
+last=$(printf '%s\n' "$out" | tail -n 1)
+check selftest-tcg-trap-rerun "the first debug trap did not rerun its script" \
+	grep -q '^TCG-RERUN inner-trap-once.sh: .*kmem_cache_alloc_node_noprof+0x74/0x330, EFLAGS 65d0ab02' <<<"$out"
+check selftest-tcg-trap-set-aside "the first run's cases were counted" \
+	bash -c '! grep -q inner-trap-first-run "$1" && grep -q "^PASS inner-trap-second-run" "$1"' _ "$dir/res-trap/cases.txt"
+check selftest-tcg-trap-once "a second debug trap in the run did not fail its script" \
+	grep -q '^FAIL inner-trap-twice.sh: kernel splat: WARNING: .*exc_debug_kernel' <<<"$out"
+check selftest-tcg-trap-summary "nested run ended '$last' (rc=$rc), want '2 passed, 1 failed, 0 skipped' (rc=1)" \
+	test "$last/$rc" = "2 passed, 1 failed, 0 skipped/1"
 else
 	echo "SKIP 00-selftest-harness: make check runs this part on $(plan_lines 00-selftest.sh:harness) only (TCG time budget); make check-full on every line"
 fi
