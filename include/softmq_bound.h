@@ -128,6 +128,20 @@ static inline bool softmq_bound_share_allows(const struct softmq_bound *b,
 	return len < max(share, 1U);
 }
 
+/*
+ * On the CPU whose delta it folds: its producer (softmq_bound_charge()),
+ * an IPI, or any caller with that CPU offline.  The exchange takes what
+ * is there, which may be nothing where an IPI's fold came first.
+ */
+static inline void softmq_bound_fold_this_cpu(struct softmq_bound *b,
+					      s32 __percpu *delta)
+{
+	s32 v = this_cpu_xchg(*delta, 0);
+
+	if (v)
+		atomic_long_add(v, &b->count);
+}
+
 /* Producer: @n more (or, undoing a charge, fewer) on this CPU. */
 static inline void softmq_bound_charge(struct softmq_bound *b,
 				       s32 __percpu *delta, s32 n)
@@ -135,11 +149,9 @@ static inline void softmq_bound_charge(struct softmq_bound *b,
 	s32 batch = READ_ONCE(b->batch);
 	s32 v = this_cpu_add_return(*delta, n);
 
-	if (v >= batch || v <= -batch) {
-		/* An IPI's fold may have taken it since the add: see above. */
-		v = this_cpu_xchg(*delta, 0);
-		atomic_long_add(v, &b->count);
-	}
+	/* An IPI's fold may have taken it since the add: see above. */
+	if (v >= batch || v <= -batch)
+		softmq_bound_fold_this_cpu(b, delta);
 }
 
 /*
@@ -168,16 +180,6 @@ static inline void softmq_bound_flush(struct softmq_bound *b, s32 *delta)
 		atomic_long_add(*delta, &b->count);
 		WRITE_ONCE(*delta, 0);
 	}
-}
-
-/* On the CPU whose delta it folds (an IPI), or with that CPU offline. */
-static inline void softmq_bound_fold_this_cpu(struct softmq_bound *b,
-					      s32 __percpu *delta)
-{
-	s32 v = this_cpu_xchg(*delta, 0);
-
-	if (v)
-		atomic_long_add(v, &b->count);
 }
 
 /*

@@ -216,14 +216,18 @@ static void test_uncharge_fold(void)
  * charge's this_cpu_add_return() and its own fold.
  */
 static struct softmq_bound *hook_bound;
-static int hook_folds;
+static int hook_folds, hook_late_adds;
+static bool hook_folded;
 static void fold_in_between(enum kshim_ev ev, const void *addr)
 {
-	(void)addr;
-	if (ev == KSHIM_PCPU_ADD) {
-		kshim_hook = NULL;
+	if (ev == KSHIM_PCPU_ADD && !hook_folded) {
 		hook_folds++;
 		softmq_bound_fold_this_cpu(hook_bound, &cpus[0].pkts);
+		hook_folded = true;
+	} else if (ev == KSHIM_ATOMIC_ADD && hook_folded &&
+		   addr == &hook_bound->count) {
+		/* The charge's own fold, after the IPI's took the delta. */
+		hook_late_adds++;
 	}
 }
 
@@ -236,6 +240,7 @@ static void test_fold_between_steps(void)
 	reset_pkts(&b, 10240);
 	hook_bound = &b;
 	hook_folds = 0;
+	hook_late_adds = 0;
 	for (i = 0; i < 1000; i++) {
 		cpu = i % NCPU;
 		/* The IPI lands in each charge that takes the delta to the batch. */
@@ -243,6 +248,7 @@ static void test_fold_between_steps(void)
 			kshim_hook = fold_in_between;
 			crossings++;
 		}
+		hook_folded = false;
 		charge_on(&b, cpu, 7);
 		kshim_hook = NULL;
 		if (bound_total(&b, 0) != 7L * (i + 1))
@@ -255,6 +261,8 @@ static void test_fold_between_steps(void)
 	      "a forced fold between a charge's steps loses nothing");
 	check(exact,
 	      "nor counts a charge twice (the count read high, the delta below zero)");
+	check(hook_late_adds == 0,
+	      "and the charge's own fold, left nothing, writes no shared line");
 }
 
 /*

@@ -24,6 +24,7 @@ enum kshim_ev {
 	KSHIM_SET_BIT,
 	KSHIM_CLEAR_BIT,
 	KSHIM_PCPU_ADD,		/* reported just AFTER this_cpu_add_return() */
+	KSHIM_ATOMIC_ADD,	/* reported just AFTER atomic_long_add() */
 };
 
 #ifdef RING_KSHIM

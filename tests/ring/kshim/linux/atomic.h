@@ -24,6 +24,7 @@ static inline void atomic_long_set(atomic_long_t *v, long i)
 static inline void atomic_long_add(long i, atomic_long_t *v)
 {
 	__atomic_fetch_add(&v->counter, i, __ATOMIC_RELAXED);
+	kshim_event(KSHIM_ATOMIC_ADD, v);
 }
 
 /* Kernel semantics: fully ordered on success; on failure *old = current. */
