@@ -102,7 +102,7 @@ kmsg() { echo "softmq-harness: $*" > /dev/kmsg 2>/dev/null; }
 # interrupted frame has an EFLAGS that no x86 CPU pushes (a reserved bit
 # set, or bit 1 clear: the word is the bits of a register, TF among
 # them), at a RIP in kernel text outside any module, with no softmq or
-# slowdev frame on the trace ("?" frames are stale stack words).  The CPU
+# slowdev frame on the whole trace ("?" frames are stale stack words).  The CPU
 # writes that EFLAGS when it takes the trap, so no store by the guest
 # made it: it is TCG's (tests/testbed/seen/2026-12-07-6.12-debug-trap-
 # 20-traffic.txt; vm.sh's tcg_trap_re is the same test for the crashes).
@@ -110,11 +110,14 @@ kmsg() { echo "softmq-harness: $*" > /dev/kmsg 2>/dev/null; }
 tcg_debug_trap() {
 	local db rip fl
 	[ "$(grep -cE "$SPLAT_RE" <<< "$1")" = 1 ] || return 1
+	# splat_scan prints 60 lines of it: a trace cut there may hide a frame
+	grep -q -- '---\[ end trace' <<< "$1" || return 1
 	grep -qE 'WARNING: CPU: [0-9]+ PID: [0-9]+ at arch/x86/kernel/traps\.c:[0-9]+ exc_debug_kernel\+' <<< "$1" ||
 		return 1
 	db=$(sed -n '/<#DB>/,/<\/#DB>/p' <<< "$1" | tr -d '\r')
+	# a symbol's, not a bare address (a module's, or none known)
 	rip=$(grep -m1 -oE 'RIP: 0010:[^ ]+( \[[A-Za-z0-9_]+\])?$' <<< "$db") || return 1
-	case "$rip" in *\]) return 1;; esac
+	[[ $rip =~ ^'RIP: 0010:'[A-Za-z_][A-Za-z0-9_.]*\+0x[0-9a-f]+/0x[0-9a-f]+$ ]] || return 1
 	fl=$(awk -v r="$rip" 'index($0, r) { f = 1 } f' <<< "$db" |
 		grep -m1 -oE 'EFLAGS: [0-9a-fA-F]{1,16}\b' | cut -d' ' -f2)
 	[ -n "$fl" ] || return 1
@@ -190,8 +193,10 @@ fi
 # kept in $RESULTS/FILE.splat and counted as "FAIL CASE: <first line>".  A
 # window that cannot be read is "FAIL <CASE up to its ':'>: cannot read
 # the kernel log ...".  With may-rerun, the run's first splat that
-# tcg_debug_trap knows is kept in $RESULTS/FILE.tcg-trap.splat and not
-# counted; tcg_trap says what it was, and the caller runs the script again.
+# tcg_debug_trap knows, in a script that failed nothing else (no FAIL
+# since f0, its exit status counted as one), is kept in
+# $RESULTS/FILE.tcg-trap.splat and not counted; tcg_trap says what it
+# was, and the caller runs the script again.
 tcg_rerun='' tcg_trap=''
 scan_window() {
 	local log splat first
@@ -204,7 +209,8 @@ scan_window() {
 	[ -n "$splat" ] || return 0
 	echo "kernel log splat $2:"
 	echo "$splat"
-	if [ "${5:-}" = may-rerun ] && [ -z "$tcg_rerun" ] && tcg_trap=$(tcg_debug_trap "$splat"); then
+	if [ "${5:-}" = may-rerun ] && [ -z "$tcg_rerun" ] && [ "$nfail" = "$f0" ] &&
+	   tcg_trap=$(tcg_debug_trap "$splat"); then
 		echo "$splat" > "$RESULTS/$3.tcg-trap.splat"
 		return 0
 	fi
@@ -282,11 +288,14 @@ for script in "$@"; do
 		tcg_trap=''
 		[ $can_scan = 1 ] && scan_window "$token" "during $name" "$base" "$name: kernel splat" may-rerun
 		[ -n "$tcg_trap" ] || break
-		# Its first run is set aside whole (cases, times, files) and the
-		# script runs again in this boot: its second run counts, and a second
-		# splat of any kind, this one included, fails it.
+		# Its first run, clean but for the trap, is set aside whole (cases,
+		# times, files) and the script runs again in this boot: its second
+		# run counts, and a splat of any kind there fails it (a second
+		# such trap may print nothing: the kernel's warning is a
+		# WARN_ON_ONCE).  Its time goes to the console line, not to
+		# times.txt.
 		tcg_rerun=$name
-		echo "TCG-RERUN $name: the splat above is a debug trap that TCG made ($tcg_trap; harness.sh tcg_debug_trap), not softmq's; its first run ($((npass - p0)) passed, $((nfail - f0)) failed, $((nskip - s0)) skipped) is set aside in ${SOFTMQ_RESULTS}.tcg-trap; running it again (once a run)"
+		echo "TCG-RERUN $name: the splat above is a debug trap that TCG made ($tcg_trap; harness.sh tcg_debug_trap), not softmq's; its first run ($((npass - p0)) passed, 0 failed, $((nskip - s0)) skipped, $(( $(date +%s) - t0 ))s) is set aside in ${SOFTMQ_RESULTS}.tcg-trap; running it again (once a run)"
 		npass=$p0 nfail=$f0 nskip=$s0
 		sed -i "$((c0 + 1)),\$d" "$RESULTS/cases.txt"
 		sed -i "$((t0n + 1)),\$d" "$RESULTS/times.txt"

@@ -186,10 +186,14 @@ sed 's/  __alloc_skb+0x160\/0x1a0$/  softmq_enqueue+0x74\/0x330 [sch_softmq]/' "
 sed 's/RIP: 0010:kmem_cache_alloc_node_noprof+0x74\/0x330$/& [veth]/' "$dir/trap.log" > "$dir/trap-module.log"
 { cat "$dir/trap.log"; echo '[   99.0] WARNING: CPU: 0 PID: 1 at x.c:1 f+0x1/0x2'
   echo '[   99.1] ---[ end trace 0000000000000000 ]---'; } > "$dir/trap-two.log"
+# a softmq frame deeper than the 60 lines the scanner prints of a splat
+awk '{ print } /^\[ *[0-9.]+\]  <TASK>$/ { for (i = 0; i < 30; i++) print "[   89.62]  f" i "+0x1/0x2";
+	print "[   89.62]  softmq_dequeue+0x74/0x330 [sch_softmq]" }' "$dir/trap.log" > "$dir/trap-deep.log"
+sed 's/RIP: 0010:kmem_cache_alloc_node_noprof+0x74\/0x330$/RIP: 0010:0xffffffffc0123456/' "$dir/trap.log" > "$dir/trap-nosym.log"
 trap_rc() { "$H" --tcg-trap "$1" > /dev/null; echo $?; }
 rc=$(trap_rc "$dir/trap.log")
 check selftest-tcg-trap-known "the seen debug trap was not known for TCG's (rc=$rc)" test "$rc" = 0
-for v in valid softmq module two; do
+for v in valid softmq module two deep nosym; do
 	if ! cmp -s "$dir/trap.log" "$dir/trap-$v.log"; then rc=$(trap_rc "$dir/trap-$v.log")
 	else rc="not changed by the test's sed"; fi
 	check selftest-tcg-trap-$v "the debug trap variant '$v' was taken for TCG's (rc=$rc)" test "$rc" = 1
@@ -199,16 +203,26 @@ cat > "$dir/inner-trap-once.sh" <<INNER
 if [ ! -e "$dir/trapped" ]; then
 	touch "$dir/trapped"
 	while IFS= read -r l; do echo "\$l" > /dev/kmsg; done < "$dir/trap.kmsg"
-	echo "FAIL inner-trap-first-run: the run the trap set aside"
+	echo "PASS inner-trap-first-run"
 else
 	echo "PASS inner-trap-second-run"
+fi
+INNER
+cat > "$dir/inner-trap-failed.sh" <<INNER
+if [ ! -e "$dir/trapped-failed" ]; then
+	touch "$dir/trapped-failed"
+	while IFS= read -r l; do echo "\$l" > /dev/kmsg; done < "$dir/trap.kmsg"
+	echo "FAIL inner-trap-failed: a failure of its own beside the trap"
+else
+	echo "PASS inner-trap-failed-second-run"
 fi
 INNER
 cat > "$dir/inner-trap-twice.sh" <<INNER
 while IFS= read -r l; do echo "\$l" > /dev/kmsg; done < "$dir/trap.kmsg"
 echo "PASS inner-trap-twice"
 INNER
-out=$("$H" --results "$dir/res-trap" --timeout 60 "$dir/inner-trap-once.sh" "$dir/inner-trap-twice.sh" 2>&1)
+out=$("$H" --results "$dir/res-trap" --timeout 60 "$dir/inner-trap-failed.sh" "$dir/inner-trap-once.sh" \
+	"$dir/inner-trap-twice.sh" 2>&1)
 rc=$?
 echo "nested harness output, debug traps that TCG made (rc=$rc):"
 printf '%s\n' "$out" | sed 's/^/  | /'
@@ -217,10 +231,13 @@ check selftest-tcg-trap-rerun "the first debug trap did not rerun its script" \
 	grep -q '^TCG-RERUN inner-trap-once.sh: .*kmem_cache_alloc_node_noprof+0x74/0x330, EFLAGS 65d0ab02' <<<"$out"
 check selftest-tcg-trap-set-aside "the first run's cases were counted" \
 	bash -c '! grep -q inner-trap-first-run "$1" && grep -q "^PASS inner-trap-second-run" "$1"' _ "$dir/res-trap/cases.txt"
+check selftest-tcg-trap-own-failure "a trap beside a failure of the script's own set the failure aside" \
+	bash -c 'grep -q "^FAIL inner-trap-failed:" "$1" && grep -q "^FAIL inner-trap-failed.sh: kernel splat: WARNING: .*exc_debug_kernel" "$1" &&
+		! grep -q inner-trap-failed-second-run "$1"' _ "$dir/res-trap/cases.txt"
 check selftest-tcg-trap-once "a second debug trap in the run did not fail its script" \
 	grep -q '^FAIL inner-trap-twice.sh: kernel splat: WARNING: .*exc_debug_kernel' <<<"$out"
-check selftest-tcg-trap-summary "nested run ended '$last' (rc=$rc), want '2 passed, 1 failed, 0 skipped' (rc=1)" \
-	test "$last/$rc" = "2 passed, 1 failed, 0 skipped/1"
+check selftest-tcg-trap-summary "nested run ended '$last' (rc=$rc), want '2 passed, 3 failed, 0 skipped' (rc=1)" \
+	test "$last/$rc" = "2 passed, 3 failed, 0 skipped/1"
 else
 	echo "SKIP 00-selftest-harness: make check runs this part on $(plan_lines 00-selftest.sh:harness) only (TCG time budget); make check-full on every line"
 fi
