@@ -54,7 +54,8 @@ splat_scan() {
 				print "    | " l[j]
 				if (l[j] ~ /---\[ end trace/) break
 			}
-			last = j
+			# the last line printed (the loop may have run out)
+			last = (j > NR || j > i + 60) ? j - 1 : j
 		}
 		exit(n > 0)
 	}'

@@ -34,6 +34,11 @@ rc=$(echo '[ 9.0] rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:' | scan_
 check selftest-scan-stall "scanner missed an RCU stall (rc=$rc)" test "$rc" = 1
 rc=$(echo '[ 3.0] unregister_netdevice: waiting for smq0 to become free. Usage count = 2' | scan_rc)
 check selftest-scan-netdev-leak "scanner missed a device unregister_netdevice waits for (rc=$rc)" test "$rc" = 1
+# a splat that starts right after the 60 lines printed of one with no end
+out=$({ echo '[ 1.0] WARNING: CPU: 0 PID: 1 at x.c:1 f+0x1/0x2'
+	for i in $(seq 60); do echo "[ 1.1]  f$i+0x1/0x2"; done
+	echo '[ 2.0] BUG: the second splat'; } | "$H" --scan)
+check selftest-scan-after-cut "scanner missed a splat right after a cut one" grep -q 'BUG: the second splat' <<<"$out"
 rc=$(printf '%s\n' '[ 1.0] sch_softmq: loading out-of-tree module taints kernel.' \
 	'[ 1.1] softmq-harness: begin 1.1.1 x.sh' | scan_rc)
 check selftest-scan-clean "scanner flagged a clean log (rc=$rc)" test "$rc" = 0
