@@ -43,6 +43,14 @@ rc=$(printf '%s\n' '[ 1.0] sch_softmq: loading out-of-tree module taints kernel.
 	'[ 1.1] softmq-harness: begin 1.1.1 x.sh' | scan_rc)
 check selftest-scan-clean "scanner flagged a clean log (rc=$rc)" test "$rc" = 0
 
+# show_nested WHAT: print a nested run's output ($out, status $rc) under
+# WHAT; its last line goes to $last
+show_nested() {
+	echo "nested harness output, $1 (rc=$rc):"
+	printf '%s\n' "$out" | sed 's/^/  | /'
+	last=$(printf '%s\n' "$out" | tail -n 1)
+}
+
 # 2. A nested harness run.
 if [ ! -e "$WARNME" ]; then
 	echo "FAIL selftest-warnme-built: $WARNME missing (tests/testbed/build.sh $SOFTMQ_LINE)"
@@ -129,9 +137,7 @@ chmod +x "$dir/warn-filter.sh"
 out=$(SOFTMQ_KMSG_FILTER="$dir/warn-filter.sh" "$H" --results "$dir/res-between" --timeout 60 \
 	"$dir/inner-before.sh" "$dir/inner-after.sh" 2>&1)
 rc=$?
-echo "nested harness output, a WARN between the scripts (rc=$rc):"
-printf '%s\n' "$out" | sed 's/^/  | /'
-last=$(printf '%s\n' "$out" | tail -n 1)
+show_nested "a WARN between the scripts"
 check selftest-between-splat-fails "a WARN between two scripts did not fail the run" \
 	grep -q '^FAIL harness-kernel-log: kernel splat between or after the scripts: WARNING:' <<<"$out"
 check selftest-between-splat-printed "the WARN between the scripts was not printed" \
@@ -160,9 +166,7 @@ echo "PASS inner-nodmesg"
 INNER
 out=$(PATH="$dir/bin:$PATH" "$H" --results "$dir/res-nodmesg1" --timeout 60 "$dir/inner-nodmesg.sh" 2>&1)
 rc=$?
-echo "nested harness output, dmesg failing from the first script on (rc=$rc):"
-printf '%s\n' "$out" | sed 's/^/  | /'
-last=$(printf '%s\n' "$out" | tail -n 1)
+show_nested "dmesg failing from the first script on"
 check selftest-nodmesg-script-fails "a script's kernel log that could not be read was not failed" \
 	grep -q '^FAIL inner-nodmesg.sh: cannot read the kernel log during inner-nodmesg.sh: dmesg failed: .*Operation not permitted' <<<"$out"
 check selftest-nodmesg-run-fails "the run's kernel log that could not be read was not failed" \
@@ -171,9 +175,7 @@ check selftest-nodmesg-summary "nested run ended '$last' (rc=$rc), want '1 passe
 	test "$last/$rc" = "1 passed, 2 failed, 0 skipped/1"
 out=$(PATH="$dir/bin:$PATH" "$H" --results "$dir/res-nodmesg2" --timeout 60 "$dir/inner-before.sh" 2>&1)
 rc=$?
-echo "nested harness output, dmesg failing from the start (rc=$rc):"
-printf '%s\n' "$out" | sed 's/^/  | /'
-last=$(printf '%s\n' "$out" | tail -n 1)
+show_nested "dmesg failing from the start"
 check selftest-nodmesg-start-fails "a kernel log unreadable from the start was not failed" \
 	grep -q '^FAIL harness-kernel-log: cannot read the kernel log, no splat scan: dmesg failed: .*Operation not permitted' <<<"$out"
 check selftest-nodmesg-start-summary "nested run ended '$last' (rc=$rc), want '1 passed, 1 failed, 0 skipped' (rc=1)" \
@@ -204,34 +206,28 @@ for v in valid softmq module two deep nosym; do
 	check selftest-tcg-trap-$v "the debug trap variant '$v' was taken for TCG's (rc=$rc)" test "$rc" = 1
 done
 sed 's/^\[ *[0-9.]*\] //' "$dir/trap.log" > "$dir/trap.kmsg"
-cat > "$dir/inner-trap-once.sh" <<INNER
-if [ ! -e "$dir/trapped" ]; then
-	touch "$dir/trapped"
+# trap_script FILE FIRST [LATER]: a script that writes the trap into the
+# kernel log and prints FIRST; with LATER, only on its first run, and
+# LATER alone on the next
+trap_script() {
+	cat > "$1" <<INNER
+if [ ! -e "$1.ran" ] || [ -z "${3:-}" ]; then
+	touch "$1.ran"
 	while IFS= read -r l; do echo "\$l" > /dev/kmsg; done < "$dir/trap.kmsg"
-	echo "PASS inner-trap-first-run"
+	echo "$2"
 else
-	echo "PASS inner-trap-second-run"
+	echo "${3:-}"
 fi
 INNER
-cat > "$dir/inner-trap-failed.sh" <<INNER
-if [ ! -e "$dir/trapped-failed" ]; then
-	touch "$dir/trapped-failed"
-	while IFS= read -r l; do echo "\$l" > /dev/kmsg; done < "$dir/trap.kmsg"
-	echo "FAIL inner-trap-failed: a failure of its own beside the trap"
-else
-	echo "PASS inner-trap-failed-second-run"
-fi
-INNER
-cat > "$dir/inner-trap-twice.sh" <<INNER
-while IFS= read -r l; do echo "\$l" > /dev/kmsg; done < "$dir/trap.kmsg"
-echo "PASS inner-trap-twice"
-INNER
+}
+trap_script "$dir/inner-trap-failed.sh" "FAIL inner-trap-failed: a failure of its own beside the trap" \
+	"PASS inner-trap-failed-second-run"
+trap_script "$dir/inner-trap-once.sh" "PASS inner-trap-first-run" "PASS inner-trap-second-run"
+trap_script "$dir/inner-trap-twice.sh" "PASS inner-trap-twice"
 out=$("$H" --results "$dir/res-trap" --timeout 60 "$dir/inner-trap-failed.sh" "$dir/inner-trap-once.sh" \
 	"$dir/inner-trap-twice.sh" 2>&1)
 rc=$?
-echo "nested harness output, debug traps that TCG made (rc=$rc):"
-printf '%s\n' "$out" | sed 's/^/  | /'
-last=$(printf '%s\n' "$out" | tail -n 1)
+show_nested "debug traps that TCG made"
 check selftest-tcg-trap-rerun "the first debug trap did not rerun its script" \
 	grep -q '^TCG-RERUN inner-trap-once.sh: .*kmem_cache_alloc_node_noprof+0x74/0x330, EFLAGS 65d0ab02' <<<"$out"
 check selftest-tcg-trap-set-aside "the first run's cases were counted" \
