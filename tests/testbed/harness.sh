@@ -36,9 +36,11 @@ set -u
 
 SPLAT_RE='BUG:|BUG [^ :]+ \(|page allocation failure|WARNING:|Oops|KASAN|UBSAN|KCSAN|possible circular|inconsistent lock|possible recursive locking|rcu_[a-z]+ (self-)?detected stall|rcu: INFO|list_(del|add) corruption|refcount_t:|kernel BUG at|general protection fault|soft lockup|hard LOCKUP|blocked for more than|unregister_netdevice: waiting for|scheduling while atomic|sleeping function called from invalid context|kmemleak: [0-9]+ new suspected'
 
-# splat_scan: stdin = kernel log lines; prints the splats; exit 1 if any.
+# splat_scan [LINES]: stdin = kernel log lines; prints the splats, each
+# up to its end-of-trace line or LINES lines after its first (default
+# 60); exit 1 if any.
 splat_scan() {
-	awk -v re="$SPLAT_RE" '
+	awk -v re="$SPLAT_RE" -v max="${1:-60}" '
 	{ l[NR] = $0 }
 	END {
 		n = 0; last = 0
@@ -50,12 +52,12 @@ splat_scan() {
 			for (j = i - 2; j < i; j++)
 				if (j > last && j >= 1) print "    | " l[j]
 			print "    | " l[i]
-			for (j = i + 1; j <= NR && j <= i + 60; j++) {
+			for (j = i + 1; j <= NR && j <= i + max; j++) {
 				print "    | " l[j]
 				if (l[j] ~ /---\[ end trace/) break
 			}
 			# the last line printed (the loop may have run out)
-			last = (j > NR || j > i + 60) ? j - 1 : j
+			last = (j > NR || j > i + max) ? j - 1 : j
 		}
 		exit(n > 0)
 	}'
@@ -98,7 +100,7 @@ kmsg_window() {
 
 kmsg() { echo "softmq-harness: $*" > /dev/kmsg 2>/dev/null; }
 
-# tcg_debug_trap SPLAT: true if SPLAT (splat_scan's output) is one splat
+# tcg_debug_trap SPLAT: true if SPLAT (splat_scan 1000's output) is one splat
 # alone, the warning of a debug trap taken in kernel mode, whose
 # interrupted frame has an EFLAGS that no x86 CPU pushes (a reserved bit
 # set, or bit 1 clear: the word is the bits of a register, TF among
@@ -111,7 +113,7 @@ kmsg() { echo "softmq-harness: $*" > /dev/kmsg 2>/dev/null; }
 tcg_debug_trap() {
 	local db rip fl
 	[ "$(grep -cE "$SPLAT_RE" <<< "$1")" = 1 ] || return 1
-	# splat_scan prints 60 lines of it: a trace cut there may hide a frame
+	# a trace cut short may hide a frame
 	grep -q -- '---\[ end trace' <<< "$1" || return 1
 	grep -qE 'WARNING: CPU: [0-9]+ PID: [0-9]+ at arch/x86/kernel/traps\.c:[0-9]+ exc_debug_kernel\+' <<< "$1" ||
 		return 1
@@ -130,8 +132,8 @@ tcg_debug_trap() {
 
 if [ "${1:-}" = --tcg-trap ]; then
 	shift
-	if [ $# -gt 0 ]; then tcg_debug_trap "$(splat_scan < "$1")"
-	else tcg_debug_trap "$(splat_scan)"; fi
+	if [ $# -gt 0 ]; then tcg_debug_trap "$(splat_scan 1000 < "$1")"
+	else tcg_debug_trap "$(splat_scan 1000)"; fi
 	exit
 fi
 if [ "${1:-}" = --scan ]; then
@@ -210,8 +212,10 @@ scan_window() {
 	[ -n "$splat" ] || return 0
 	echo "kernel log splat $2:"
 	echo "$splat"
+	# (judged on the whole trace: the one printed stops at 60 lines)
+	# shellcheck disable=SC2086
 	if [ "${5:-}" = may-rerun ] && [ -z "$tcg_rerun" ] && [ "$nfail" = "$f0" ] &&
-	   tcg_trap=$(tcg_debug_trap "$splat"); then
+	   tcg_trap=$(tcg_debug_trap "$(printf '%s\n' "$log" | ${SOFTMQ_KMSG_FILTER:-cat} | splat_scan 1000)"); then
 		echo "$splat" > "$RESULTS/$3.tcg-trap.splat"
 		return 0
 	fi

@@ -417,7 +417,7 @@ if [ "$VM_STATE" = crashed ] && [ $RETRY = 1 ] && [ -n "$int3_rip" ] &&
    ! tr -d '\r' <<< "$int3_rip" | grep -qE '\[[A-Za-z0-9_]+\] *$' &&
    ! grep -a -E -A40 "$tcg_oops" "$CONSOLE.$attempt" | grep -av 'Modules linked in' |
      grep -avE '\] +\? ' | grep -aq 'sch_softmq\|slowdev\|softmq_'; then
-	last=$(grep -a '^=== RUN ' "$CONSOLE.$attempt" | tail -n 1 | tr -d '\r' | sed 's/^=== RUN //')
+	last=$(grep -a '^=== RUN ' "$CONSOLE.$attempt" | tail -n 1 | tr -d '\r' | sed 's/^=== RUN //' || true)
 	[ -e "$RESULTS/tally" ] && read -r P0 F0 S0 < "$RESULTS/tally"
 	rest=() keep=0
 	for s in "${SCRIPTS[@]}"; do
@@ -473,14 +473,14 @@ boot-failed)
 	grep -E -B2 -A25 "$BOOT_RE" "$CONSOLE.$attempt" | head -n 60 | sed 's/^/    | /' || true
 	F=$((F + 1));;
 crashed|timeout|hung)
-	last=$(grep -a '^=== RUN ' "$CONSOLE.$attempt" | tail -n 1 | tr -d '\r' | sed 's/^=== RUN //')
+	last=$(grep -a '^=== RUN ' "$CONSOLE.$attempt" | tail -n 1 | tr -d '\r' | sed 's/^=== RUN //' || true)
 	case "$VM_STATE" in
 	timeout) why="wall-clock timeout";;
 	hung) why="guest hung ($(head -n 1 "$RESULTS/hang.txt" | sed 's/^guest hung: //'); ${RESULTS#"$REPO"/}/hang.txt)";;
 	*) why="guest crashed";;
 	esac
 	# (the harness runs a script twice after a debug trap that TCG made)
-	started=$(grep -a '^=== RUN ' "$CONSOLE.$attempt" | tr -d '\r' | sort -u | wc -l)
+	started=$(grep -a '^=== RUN ' "$CONSOLE.$attempt" | tr -d '\r' | sort -u | wc -l || true)
 	notrun=$(( ${#SCRIPTS[@]} - started ))
 	more=""
 	[ $notrun -gt 0 ] && more="; $notrun later script(s) not run"

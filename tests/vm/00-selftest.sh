@@ -193,13 +193,18 @@ sed 's/  __alloc_skb+0x160\/0x1a0$/  softmq_enqueue+0x74\/0x330 [sch_softmq]/' "
 sed 's/RIP: 0010:kmem_cache_alloc_node_noprof+0x74\/0x330$/& [veth]/' "$dir/trap.log" > "$dir/trap-module.log"
 { cat "$dir/trap.log"; echo '[   99.0] WARNING: CPU: 0 PID: 1 at x.c:1 f+0x1/0x2'
   echo '[   99.1] ---[ end trace 0000000000000000 ]---'; } > "$dir/trap-two.log"
-# a softmq frame deeper than the 60 lines the scanner prints of a splat
-awk '{ print } /^\[ *[0-9.]+\]  <TASK>$/ { for (i = 0; i < 30; i++) print "[   89.62]  f" i "+0x1/0x2";
-	print "[   89.62]  softmq_dequeue+0x74/0x330 [sch_softmq]" }' "$dir/trap.log" > "$dir/trap-deep.log"
+# a trace longer than the 60 lines the scanner prints of a splat: judged
+# whole, without and with a softmq frame below them
+awk '{ print } /^\[ *[0-9.]+\]  <TASK>$/ { for (i = 0; i < 30; i++) print "[   89.62]  f" i "+0x1/0x2" }' \
+	"$dir/trap.log" > "$dir/trap-long.log"
+awk '{ print } /^\[ *[0-9.]+\]  f29\+0x1\/0x2$/ { print "[   89.62]  softmq_dequeue+0x74/0x330 [sch_softmq]" }' \
+	"$dir/trap-long.log" > "$dir/trap-deep.log"
 sed 's/RIP: 0010:kmem_cache_alloc_node_noprof+0x74\/0x330$/RIP: 0010:0xffffffffc0123456/' "$dir/trap.log" > "$dir/trap-nosym.log"
 trap_rc() { "$H" --tcg-trap "$1" > /dev/null; echo $?; }
 rc=$(trap_rc "$dir/trap.log")
 check selftest-tcg-trap-known "the seen debug trap was not known for TCG's (rc=$rc)" test "$rc" = 0
+rc=$(trap_rc "$dir/trap-long.log")
+check selftest-tcg-trap-long "the seen debug trap with a longer trace was not known for TCG's (rc=$rc)" test "$rc" = 0
 for v in valid softmq module two deep nosym; do
 	if ! cmp -s "$dir/trap.log" "$dir/trap-$v.log"; then rc=$(trap_rc "$dir/trap-$v.log")
 	else rc="not changed by the test's sed"; fi
