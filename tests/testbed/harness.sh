@@ -100,6 +100,9 @@ kmsg_window() {
 
 kmsg() { echo "softmq-harness: $*" > /dev/kmsg 2>/dev/null; }
 
+# shellcheck source=tcg-trap.sh
+. "$(dirname "$0")/tcg-trap.sh"
+
 # tcg_debug_trap SPLAT: true if SPLAT (splat_scan 1000's output) is one splat
 # alone, the warning of a debug trap taken in kernel mode, whose
 # interrupted frame has an EFLAGS that no x86 CPU pushes (a reserved bit
@@ -108,7 +111,8 @@ kmsg() { echo "softmq-harness: $*" > /dev/kmsg 2>/dev/null; }
 # slowdev frame on the whole trace ("?" frames are stale stack words).  The CPU
 # writes that EFLAGS when it takes the trap, so no store by the guest
 # made it: it is TCG's (tests/testbed/seen/2026-12-07-6.12-debug-trap-
-# 20-traffic.txt; vm.sh's tcg_trap_re is the same test for the crashes).
+# 20-traffic.txt; tcg-trap.sh's tcg_trap_re is the same test for the
+# crashes vm.sh reruns).
 # Prints the interrupted RIP and EFLAGS.
 tcg_debug_trap() {
 	local db rip fl
@@ -124,9 +128,8 @@ tcg_debug_trap() {
 	fl=$(awk -v r="$rip" 'index($0, r) { f = 1 } f' <<< "$db" |
 		grep -m1 -oE 'EFLAGS: [0-9a-fA-F]{1,16}\b' | cut -d' ' -f2)
 	[ -n "$fl" ] || return 1
-	(( (16#$fl & ~16#3f7fd7) != 0 || (16#$fl & 2) == 0 )) || return 1
-	grep -v 'Modules linked in' <<< "$1" | grep -vE '\] +\? ' | grep -q 'sch_softmq\|slowdev\|softmq_' &&
-		return 1
+	tcg_eflags_impossible "$fl" || return 1
+	tcg_trace_names_softmq <<< "$1" && return 1
 	echo "${rip#RIP: 0010:}, EFLAGS $fl"
 }
 

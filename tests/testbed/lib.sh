@@ -317,24 +317,6 @@ cross_gnu_type() {   # cross_gnu_type ARCH: the GNU triplet of Debian's cross gc
 	case "$1" in arm64) echo aarch64-linux-gnu;; i386) echo i686-linux-gnu;; esac
 }
 
-# tcg_trap_re CONSOLE: the pattern of the first line of a guest crash in
-# CONSOLE that TCG, not the guest's code, is known to cause (vm.sh reruns
-# the script once if the trap is in kernel text and no softmq frame is on
-# the trace), or nothing.  Two kinds: an int3 or a double fault (a site
-# another vCPU was patching; see vm.sh), and an x86 oops whose saved
-# EFLAGS has a bit that no x86 CPU sets (reserved bits 3, 5, 15, 22 and
-# up, or bit 1 clear): the CPU writes that word when it takes the fault,
-# so no stray store by the guest made it; what TCG leaves there is a
-# pointer's bits (tests/testbed/seen/2026-12-04-i386-oops-20-traffic.txt:
-# c4384646, an skb's address | 0x246).
-tcg_trap_re() {
-	local re='Oops: (int3|double fault)|(int3|double fault): 0000 \[#' fl
-	if grep -aqE "$re" "$1" 2>/dev/null; then echo "$re"; return 0; fi
-	fl=$(grep -a -E -A16 '(Oops|BUG): ' "$1" 2>/dev/null |
-		grep -a -m1 -oE 'EFLAGS: [0-9a-fA-F]{1,16}\b' | cut -d' ' -f2)
-	[ -n "$fl" ] || return 0
-	if (( (16#$fl & ~16#3f7fd7) != 0 || (16#$fl & 2) == 0 )); then
-		echo '(Oops|BUG): '
-	fi
-	return 0
-}
+# tcg_trap_re, and what the guest's harness shares with it
+# shellcheck source=tcg-trap.sh
+. "$TB_DIR/tcg-trap.sh"

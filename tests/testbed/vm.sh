@@ -406,7 +406,7 @@ P0=0 F0=0 S0=0
 # trap in softmq or a test module (kprobes included) is a real crash and
 # counts.
 # The third kind: an x86 oops whose saved EFLAGS no CPU could have pushed
-# (bits of a pointer; lib.sh tcg_trap_re): a NULL dereference in
+# (bits of a pointer; tcg-trap.sh tcg_trap_re): a NULL dereference in
 # __tcp_transmit_skb() through a stack slot that read 0, i386, 4 December
 # (tests/testbed/seen/2026-12-04-i386-oops-20-traffic.txt).
 tcg_oops=$(tcg_trap_re "$CONSOLE.$attempt")
@@ -415,8 +415,7 @@ int3_rip=
 	int3_rip=$(grep -a -E -A12 "$tcg_oops" "$CONSOLE.$attempt" 2>/dev/null | grep -a -m1 -E '(RIP|EIP): |pc : ' || true)
 if [ "$VM_STATE" = crashed ] && [ $RETRY = 1 ] && [ -n "$int3_rip" ] &&
    ! tr -d '\r' <<< "$int3_rip" | grep -qE '\[[A-Za-z0-9_]+\] *$' &&
-   ! grep -a -E -A40 "$tcg_oops" "$CONSOLE.$attempt" | grep -av 'Modules linked in' |
-     grep -avE '\] +\? ' | grep -aq 'sch_softmq\|slowdev\|softmq_'; then
+   ! grep -a -E -A40 "$tcg_oops" "$CONSOLE.$attempt" | tcg_trace_names_softmq; then
 	last=$(grep -a '^=== RUN ' "$CONSOLE.$attempt" | tail -n 1 | tr -d '\r' | sed 's/^=== RUN //' || true)
 	[ -e "$RESULTS/tally" ] && read -r P0 F0 S0 < "$RESULTS/tally"
 	rest=() keep=0

@@ -1,0 +1,38 @@
+# SPDX-License-Identifier: GPL-2.0
+# What the test bed knows of the faults that TCG, not the guest's code,
+# makes: vm.sh's rerun of a guest that crashed on one (through lib.sh),
+# and the harness's of a script that saw one as a warning (in the guest).
+# Sourced, never run; no other dependency, as the guest sources it too.
+
+# tcg_eflags_impossible HEX: true if no x86 CPU pushes HEX as an EFLAGS
+# (a reserved bit set: 3, 5, 15, 22 and up; or bit 1, always 1, clear).
+tcg_eflags_impossible() {
+	(( (16#$1 & ~16#3f7fd7) != 0 || (16#$1 & 2) == 0 ))
+}
+
+# tcg_trace_names_softmq: stdin = a trace; true if a frame of it names
+# softmq or slowdev (frames marked "?" are stale words on the stack, not
+# the call chain, and the module list is not a frame).
+tcg_trace_names_softmq() {
+	grep -av 'Modules linked in' | grep -avE '\] +\? ' | grep -aq 'sch_softmq\|slowdev\|softmq_'
+}
+
+# tcg_trap_re CONSOLE: the pattern of the first line of a guest crash in
+# CONSOLE that TCG, not the guest's code, is known to cause (vm.sh reruns
+# the script once if the trap is in kernel text and no softmq frame is on
+# the trace), or nothing.  Two kinds: an int3 or a double fault (a site
+# another vCPU was patching; see vm.sh), and an x86 oops whose saved
+# EFLAGS no x86 CPU pushes (tcg_eflags_impossible): the CPU writes that
+# word when it takes the fault, so no stray store by the guest made it;
+# what TCG leaves there is a pointer's bits
+# (tests/testbed/seen/2026-12-04-i386-oops-20-traffic.txt: c4384646, an
+# skb's address | 0x246).
+tcg_trap_re() {
+	local re='Oops: (int3|double fault)|(int3|double fault): 0000 \[#' fl
+	if grep -aqE "$re" "$1" 2>/dev/null; then echo "$re"; return 0; fi
+	fl=$(grep -a -E -A16 '(Oops|BUG): ' "$1" 2>/dev/null |
+		grep -a -m1 -oE 'EFLAGS: [0-9a-fA-F]{1,16}\b' | cut -d' ' -f2)
+	[ -n "$fl" ] || return 0
+	if tcg_eflags_impossible "$fl"; then echo '(Oops|BUG): '; fi
+	return 0
+}
