@@ -26,8 +26,9 @@
 # scanned the same way.  A nested harness run inside a script judges the
 # kernel log of its own run; the outer scan skips that region.
 # One splat is not counted but set aside, once a run: a debug-trap
-# warning that TCG made (tcg_debug_trap below); the script that saw it
-# runs again, and its second run counts.
+# warning or a user process's #GP that TCG made (tcg_debug_trap,
+# tcg_user_trap below); the script that saw it runs again, and its second
+# run counts.
 #
 # Ends with "N passed, N failed, N skipped" alone on the last line; exits 1
 # if anything failed.  Also writes DIR/summary and DIR/cases.txt.
@@ -133,10 +134,38 @@ tcg_debug_trap() {
 	echo "${rip#RIP: 0010:}, EFLAGS $fl"
 }
 
+# tcg_user_trap SPLAT: true if SPLAT is one splat alone, a user process's
+# general protection fault (an x86-64 guest's "traps: COMM[PID] general
+# protection fault ip:.. sp:.. error:0 in FILE[OFFSET,START+SIZE]", the
+# format since 6.2: 6.1 prints no offset) at an instruction that
+# tcg_insn_cannot_gp finds in FILE, looked up by name in PATH and the
+# library directories (the guest's root is the host's, read-only: the
+# file that ran).  Such an instruction raises no #GP on any CPU, so the
+# fault is TCG's (tests/testbed/seen/2026-12-07-6.12-user-gpf-40-default-
+# qdisc.txt: "sub $0x1,%rdx" in python3.11).  The process died of it, so
+# its script's cases may have failed.
+# Prints the file, offset and instruction.
+tcg_user_trap() {
+	local t file off proc path d
+	[ "$(grep -cE "$SPLAT_RE" <<< "$1")" = 1 ] || return 1
+	[ "$(uname -m)" = x86_64 ] || return 1
+	t=$(grep -m1 -oE 'traps: [^][ ]+\[[0-9]+\] general protection fault ip:[0-9a-f]+ sp:[0-9a-f]+ error:0 in [^][ /]+\[[0-9a-f]+,[0-9a-f]+\+[0-9a-f]+\]' <<< "$1") ||
+		return 1
+	file=${t##* in } off=${file#*[} file=${file%%[*} off=${off%%,*} proc=${t#traps: } proc=${proc%% *}
+	for d in ${PATH//:/ } /usr/lib/x86_64-linux-gnu /lib/x86_64-linux-gnu; do
+		# (an ELF file: a shim script of the same name ran nothing)
+		[ -f "$d/$file" ] && [ "$(head -c 4 "$d/$file" | tr -d '\177')" = ELF ] &&
+			{ path=$d/$file; break; }
+	done
+	[ -n "${path:-}" ] && tcg_insn_cannot_gp "$path" "$off" || return 1
+	echo "$path+0x$off: $(objdump -D -b binary -m i386:x86-64 --start-address=$((16#$off)) \
+		--stop-address=$((16#$off + 15)) "$path" | awk -F'\t' 'NF >= 3 { print $3; exit }' | tr -s ' '), a #GP that killed $proc"
+}
+
 if [ "${1:-}" = --tcg-trap ]; then
 	shift
-	if [ $# -gt 0 ]; then tcg_debug_trap "$(splat_scan 1000 < "$1")"
-	else tcg_debug_trap "$(splat_scan 1000)"; fi
+	whole=$(if [ $# -gt 0 ]; then splat_scan 1000 < "$1"; else splat_scan 1000; fi)
+	tcg_debug_trap "$whole" || tcg_user_trap "$whole"
 	exit
 fi
 if [ "${1:-}" = --scan ]; then
@@ -200,12 +229,13 @@ fi
 # window that cannot be read is "FAIL <CASE up to its ':'>: cannot read
 # the kernel log ...".  With may-rerun, the run's first splat that
 # tcg_debug_trap knows, in a script that failed nothing else (no FAIL
-# since f0, its exit status counted as one), is kept in
-# $RESULTS/FILE.tcg-trap.splat and not counted; tcg_trap says what it
-# was, and the caller runs the script again.
+# since f0, its exit status counted as one), or that tcg_user_trap knows
+# (its process died of it: what the script failed is set aside too), is
+# kept in $RESULTS/FILE.tcg-trap.splat and not counted; tcg_trap says
+# what it was, and the caller runs the script again.
 tcg_rerun='' tcg_trap=''
 scan_window() {
-	local log splat first
+	local log splat whole first
 	if ! log=$(kmsg_window "$1"); then
 		case_line "FAIL ${4%%:*}: cannot read the kernel log $2: $log"
 		return 0
@@ -216,11 +246,14 @@ scan_window() {
 	echo "kernel log splat $2:"
 	echo "$splat"
 	# (judged on the whole trace: the one printed stops at 60 lines)
-	# shellcheck disable=SC2086
-	if [ "${5:-}" = may-rerun ] && [ -z "$tcg_rerun" ] && [ "$nfail" = "$f0" ] &&
-	   tcg_trap=$(tcg_debug_trap "$(printf '%s\n' "$log" | ${SOFTMQ_KMSG_FILTER:-cat} | splat_scan 1000)"); then
-		echo "$splat" > "$RESULTS/$3.tcg-trap.splat"
-		return 0
+	if [ "${5:-}" = may-rerun ] && [ -z "$tcg_rerun" ]; then
+		# shellcheck disable=SC2086
+		whole=$(printf '%s\n' "$log" | ${SOFTMQ_KMSG_FILTER:-cat} | splat_scan 1000)
+		if { [ "$nfail" = "$f0" ] && tcg_trap=$(tcg_debug_trap "$whole"); } ||
+		   tcg_trap=$(tcg_user_trap "$whole"); then
+			echo "$splat" > "$RESULTS/$3.tcg-trap.splat"
+			return 0
+		fi
 	fi
 	echo "$splat" > "$RESULTS/$3.splat"
 	first=$(echo "$splat" | grep -E "$SPLAT_RE" | head -n 1 | sed 's/^    | //; s/^\[ *[0-9.]*\] //')
@@ -253,7 +286,7 @@ for script in "$@"; do
 	else cmd=(bash "$script"); fi
 
 	c0=$(wc -l < "$RESULTS/cases.txt") t0n=$(wc -l < "$RESULTS/times.txt")
-	for _ in 1 2; do   # a second time only after a debug trap that TCG made
+	for _ in 1 2; do   # a second time only after a trap that TCG made
 		echo "=== RUN $name"
 		kmsg "begin $token $name"
 		t0=$(date +%s)
@@ -296,14 +329,15 @@ for script in "$@"; do
 		tcg_trap=''
 		[ $can_scan = 1 ] && scan_window "$token" "during $name" "$base" "$name: kernel splat" may-rerun
 		[ -n "$tcg_trap" ] || break
-		# Its first run, clean but for the trap, is set aside whole (cases,
-		# times, files) and the script runs again in this boot: its second
-		# run counts, and a splat of any kind there fails it (a second
-		# such trap may print nothing: the kernel's warning is a
-		# WARN_ON_ONCE).  Its time goes to the console line, not to
-		# times.txt.
+		# Its first run, clean but for the trap (or for what the trap's
+		# dead process failed), is set aside whole (cases, times, files)
+		# and the script runs again in this boot: its second run counts,
+		# and a splat of any kind there fails it (a second debug trap may
+		# print nothing: the kernel's warning is a WARN_ON_ONCE).  Its
+		# time goes to the console line, not to times.txt; tests/check.sh
+		# leaves its FAIL lines, printed above, out of the run's list.
 		tcg_rerun=$name
-		echo "TCG-RERUN $name: the splat above is a debug trap that TCG made ($tcg_trap; harness.sh tcg_debug_trap), not softmq's; its first run ($((npass - p0)) passed, 0 failed, $((nskip - s0)) skipped, $(( $(date +%s) - t0 ))s) is set aside in ${SOFTMQ_RESULTS}.tcg-trap; running it again (once a run)"
+		echo "TCG-RERUN $name: the splat above is a trap that TCG made ($tcg_trap; harness.sh tcg_debug_trap, tcg_user_trap), not softmq's; its first run ($((npass - p0)) passed, $((nfail - f0)) failed, $((nskip - s0)) skipped, $(( $(date +%s) - t0 ))s) is set aside in ${SOFTMQ_RESULTS}.tcg-trap; running it again (once a run)"
 		npass=$p0 nfail=$f0 nskip=$s0
 		sed -i "$((c0 + 1)),\$d" "$RESULTS/cases.txt"
 		sed -i "$((t0n + 1)),\$d" "$RESULTS/times.txt"

@@ -36,3 +36,21 @@ tcg_trap_re() {
 	if tcg_eflags_impossible "$fl"; then echo '(Oops|BUG): '; fi
 	return 0
 }
+
+# tcg_insn_cannot_gp FILE OFFSET: true if the x86-64 instruction at byte
+# OFFSET (hex) of FILE cannot raise a general protection fault: a plain
+# ALU or move instruction whose operands are registers and immediates
+# only (no memory operand, no segment, control or debug register, no
+# jump).  Decoded by objdump; without one, false.
+tcg_insn_cannot_gp() {
+	local off=$((16#$2)) insn op ops regs='^[%$][%$a-z0-9x,-]*$'
+	command -v objdump > /dev/null || return 1
+	insn=$(objdump -D -b binary -m i386:x86-64 --start-address=$off \
+		--stop-address=$((off + 15)) "$1" 2>/dev/null |
+		awk -F'\t' -v a="$(printf '%x:' $off)" '{ sub(/^ +/, "", $1) } $1 == a { print $3; exit }')
+	read -r op ops <<< "$insn"
+	[[ $op =~ ^(add|adc|sub|sbb|and|or|xor|cmp|test|mov|movabs|movz[bw][wlq]|movs[bw][wlq]|movslq|inc|dec|neg|not|shl|shr|sar|rol|ror|imul)[bwlq]?$ ]] ||
+		return 1
+	[[ $ops =~ $regs ]] || return 1
+	! [[ ,$ops, =~ ,%(cs|ds|es|fs|gs|ss|cr[0-9]+|db[0-9]+|dr[0-9]+), ]]
+}

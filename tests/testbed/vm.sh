@@ -441,7 +441,7 @@ if [ -e "$RESULTS/summary" ]; then
 	eval "$(sed 's/^/p_/; s/ / p_/g' "$RESULTS/summary")"
 	P=$p_passed F=$p_failed S=$p_skipped
 	[ "${p_reruns:-0}" = 0 ] ||
-		log "the harness set aside a script's first run after a debug trap that TCG made, and counted its second (TCG-RERUN in ${CONSOLE#"$REPO"/}.$attempt; the first run is in $RESULTS/*.tcg-trap)"
+		log "the harness set aside a script's first run after a trap that TCG made, and counted its second (TCG-RERUN in ${CONSOLE#"$REPO"/}.$attempt; the first run is in $RESULTS/*.tcg-trap)"
 elif [ -e "$RESULTS/tally" ]; then
 	read -r P F S < "$RESULTS/tally"
 fi
@@ -478,7 +478,7 @@ crashed|timeout|hung)
 	hung) why="guest hung ($(head -n 1 "$RESULTS/hang.txt" | sed 's/^guest hung: //'); ${RESULTS#"$REPO"/}/hang.txt)";;
 	*) why="guest crashed";;
 	esac
-	# (the harness runs a script twice after a debug trap that TCG made)
+	# (the harness runs a script twice after a trap that TCG made)
 	started=$(grep -a '^=== RUN ' "$CONSOLE.$attempt" | tr -d '\r' | sort -u | wc -l || true)
 	notrun=$(( ${#SCRIPTS[@]} - started ))
 	more=""
