@@ -11,9 +11,9 @@
 # Then short nested runs: a WARN between two scripts (in neither's
 # window) fails the run, and a kernel log that cannot be read (dmesg
 # failing from the start, or from the middle of a run) is a FAIL, not a
-# clean scan; and a debug trap that TCG made reruns its script, once a
-# run.  (A guest that crashes mid-script cannot be tested from
-# inside it: tests/testbed/selftest.sh boots one that does.)
+# clean scan; and a debug trap or a user process's #GP that TCG made
+# reruns its script, once a run.  (A guest that crashes mid-script cannot
+# be tested from inside it: tests/testbed/selftest.sh boots one that does.)
 { # parsed whole before it runs: editing this file cannot break a running copy
 H=$SOFTMQ_REPO/tests/testbed/harness.sh
 WARNME=$SOFTMQ_TEST_MODULES/warnme/warnme.ko
@@ -244,6 +244,54 @@ check selftest-tcg-trap-once "a second debug trap in the run did not fail its sc
 	grep -q '^FAIL inner-trap-twice.sh: kernel splat: WARNING: .*exc_debug_kernel' <<<"$out"
 check selftest-tcg-trap-summary "nested run ended '$last' (rc=$rc), want '2 passed, 3 failed, 0 skipped' (rc=1)" \
 	test "$last/$rc" = "2 passed, 3 failed, 0 skipped/1"
+
+# A user process's #GP that TCG made (tests/testbed/seen/2026-12-07-6.12-
+# user-gpf-40-default-qdisc.txt) at an instruction that raises none, in a
+# file of the selftest's own (an ELF header's first bytes, then "sub
+# $0x1,%rdx" at 0x40 and "mov %al,(%rbx,%rdx,1)" at 0x44) found through
+# PATH: it sets its script's first run aside, what that run failed with
+# it; at an instruction that can fault, in a file not found, with an
+# error code, beside a second splat or in 6.1's format, it fails.
+if [ "$(uname -m)" != x86_64 ]; then
+	echo "SKIP selftest-tcg-user-trap: the #GP that TCG made is known on x86-64 guests only (uname -m: $(uname -m))"
+else
+mkdir -p "$dir/bin"
+{ printf '\177ELF'; head -c 60 /dev/zero; printf '\110\203\352\001\210\004\023'; } > "$dir/bin/gpbin"
+gp='traps: python3[3072] general protection fault ip:401040 sp:7fffdd42e4f0 error:0 in'
+printf '[  491.0] %s\n' "$gp gpbin[40,401000+1000]" > "$dir/ut.log"
+sed 's/gpbin\[40,/gpbin[44,/' "$dir/ut.log" > "$dir/ut-memop.log"
+sed 's/gpbin\[/gpbin-none[/' "$dir/ut.log" > "$dir/ut-nofile.log"
+sed 's/error:0/error:4/' "$dir/ut.log" > "$dir/ut-error.log"
+sed 's/gpbin\[40,401000+/gpbin[401000+/' "$dir/ut.log" > "$dir/ut-fmt61.log"
+{ cat "$dir/ut.log"; echo '[  492.0] WARNING: CPU: 0 PID: 1 at x.c:1 f+0x1/0x2'
+  echo '[  492.1] ---[ end trace 0000000000000000 ]---'; } > "$dir/ut-two.log"
+user_trap_rc() { PATH=$dir/bin:$PATH "$H" --tcg-trap "$1" > /dev/null; echo $?; }
+rc=$(user_trap_rc "$dir/ut.log")
+check selftest-tcg-user-trap-known "the #GP at 'sub \$0x1,%rdx' was not known for TCG's (rc=$rc)" test "$rc" = 0
+for v in memop nofile error fmt61 two; do
+	if ! cmp -s "$dir/ut.log" "$dir/ut-$v.log"; then rc=$(user_trap_rc "$dir/ut-$v.log")
+	else rc="not changed by the test's sed"; fi
+	check selftest-tcg-user-trap-$v "the #GP variant '$v' was taken for TCG's (rc=$rc)" test "$rc" = 1
+done
+cat > "$dir/inner-user-trap.sh" <<INNER
+if [ ! -e "$dir/inner-user-trap.ran" ]; then
+	touch "$dir/inner-user-trap.ran"
+	echo "$gp gpbin[40,401000+1000]" > /dev/kmsg
+	echo "FAIL inner-user-trap: its sender died"
+else
+	echo "PASS inner-user-trap-second-run"
+fi
+INNER
+out=$(PATH=$dir/bin:$PATH "$H" --results "$dir/res-user-trap" --timeout 60 "$dir/inner-user-trap.sh" 2>&1)
+rc=$?
+show_nested "a user process's #GP that TCG made"
+check selftest-tcg-user-trap-rerun "the #GP did not rerun its script" \
+	grep -q "^TCG-RERUN inner-user-trap.sh: .*gpbin+0x40: sub \$0x1,%rdx, a #GP that killed python3\[3072\]; .*(0 passed, 1 failed, 0 skipped" <<<"$out"
+check selftest-tcg-user-trap-set-aside "the first run's failure was counted, or the second run's pass was not" \
+	bash -c '! grep -q "^FAIL" "$1" && grep -q "^PASS inner-user-trap-second-run" "$1"' _ "$dir/res-user-trap/cases.txt"
+check selftest-tcg-user-trap-summary "nested run ended '$last' (rc=$rc), want '1 passed, 0 failed, 0 skipped' (rc=0)" \
+	test "$last/$rc" = "1 passed, 0 failed, 0 skipped/0"
+fi
 else
 	echo "SKIP 00-selftest-harness: make check runs this part on $(plan_lines 00-selftest.sh:harness) only (TCG time budget); make check-full on every line"
 fi
