@@ -136,30 +136,41 @@ tcg_debug_trap() {
 
 # tcg_user_trap SPLAT: true if SPLAT is one splat alone, a user process's
 # general protection fault (an x86-64 guest's "traps: COMM[PID] general
-# protection fault ip:.. sp:.. error:0 in FILE[OFFSET,START+SIZE]", the
+# protection fault ip:IP sp:.. error:0 in FILE[OFFSET,START+SIZE]", the
 # format since 6.2: 6.1 prints no offset) at an instruction that
 # tcg_insn_cannot_gp finds in FILE, looked up by name in PATH and the
 # library directories (the guest's root is the host's, read-only: the
-# file that ran).  Such an instruction raises no #GP on any CPU, so the
-# fault is TCG's (tests/testbed/seen/2026-12-07-6.12-user-gpf-40-default-
-# qdisc.txt: "sub $0x1,%rdx" in python3.11).  The process died of it, so
-# its script's cases may have failed.
+# file that ran), where the trap's numbers fit it (IP in the mapping, at
+# OFFSET's place in its page, OFFSET inside the file).  Such an
+# instruction raises no #GP on any CPU, so the fault is most likely
+# TCG's (tests/testbed/seen/2026-12-07-6.12-user-gpf-40-default-
+# qdisc.txt: "sub $0x1,%rdx" in python3.11), not proven: an IRET to user
+# mode that faults on a saved frame the kernel corrupted is reported the
+# same way, at the interrupted instruction (with the selector as its
+# error code, 0 for a null one).  The process died of it, so its
+# script's cases may have failed.
 # Prints the file, offset and instruction.
 tcg_user_trap() {
-	local t file off proc path d
+	local t file off ip start size proc path d dirs insn
 	[ "$(grep -cE "$SPLAT_RE" <<< "$1")" = 1 ] || return 1
 	[ "$(uname -m)" = x86_64 ] || return 1
 	t=$(grep -m1 -oE 'traps: [^][ ]+\[[0-9]+\] general protection fault ip:[0-9a-f]+ sp:[0-9a-f]+ error:0 in [^][ /]+\[[0-9a-f]+,[0-9a-f]+\+[0-9a-f]+\]' <<< "$1") ||
 		return 1
-	file=${t##* in } off=${file#*[} file=${file%%[*} off=${off%%,*} proc=${t#traps: } proc=${proc%% *}
-	for d in ${PATH//:/ } /usr/lib/x86_64-linux-gnu /lib/x86_64-linux-gnu; do
+	proc=${t#traps: } proc=${proc%% *}
+	ip=${t#* ip:} ip=${ip%% *}
+	file=${t##* in } off=${file#*[} file=${file%%[*}
+	start=${off#*,} off=${off%%,*} size=${start#*+} start=${start%%+*} size=${size%]}
+	(( (16#$ip & 16#fff) == (16#$off & 16#fff) &&
+	   16#$ip >= 16#$start && 16#$ip < 16#$start + 16#$size )) || return 1
+	IFS=: read -ra dirs <<< "$PATH"
+	for d in "${dirs[@]}" /usr/lib/x86_64-linux-gnu /lib/x86_64-linux-gnu; do
 		# (an ELF file: a shim script of the same name ran nothing)
 		[ -f "$d/$file" ] && [ "$(head -c 4 "$d/$file" | tr -d '\177')" = ELF ] &&
 			{ path=$d/$file; break; }
 	done
-	[ -n "${path:-}" ] && tcg_insn_cannot_gp "$path" "$off" || return 1
-	echo "$path+0x$off: $(objdump -D -b binary -m i386:x86-64 --start-address=$((16#$off)) \
-		--stop-address=$((16#$off + 15)) "$path" | awk -F'\t' 'NF >= 3 { print $3; exit }' | tr -s ' '), a #GP that killed $proc"
+	[ -n "${path:-}" ] && (( 16#$off < $(stat -c %s "$path") )) || return 1
+	insn=$(tcg_insn_cannot_gp "$path" "$off") || return 1
+	echo "$path+0x$off: $insn, a #GP that killed $proc"
 }
 
 if [ "${1:-}" = --tcg-trap ]; then

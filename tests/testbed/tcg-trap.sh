@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0
 # What the test bed knows of the faults that TCG, not the guest's code,
 # makes: vm.sh's rerun of a guest that crashed on one (through lib.sh),
-# and the harness's of a script that saw one as a warning (in the guest).
-# Sourced, never run; no other dependency, as the guest sources it too.
+# and the harness's of a script that saw one as a warning or lost a
+# process to one (in the guest).  Sourced, never run; no dependency but
+# objdump (binutils, which the kernel builds need), and only for
+# tcg_insn_cannot_gp, false without it: the guest sources it too.
 
 # tcg_eflags_impossible HEX: true if no x86 CPU pushes HEX as an EFLAGS
 # (a reserved bit set: 3, 5, 15, 22 and up; or bit 1, always 1, clear).
@@ -39,18 +41,21 @@ tcg_trap_re() {
 
 # tcg_insn_cannot_gp FILE OFFSET: true if the x86-64 instruction at byte
 # OFFSET (hex) of FILE cannot raise a general protection fault: a plain
-# ALU or move instruction whose operands are registers and immediates
-# only (no memory operand, no segment, control or debug register, no
-# jump).  Decoded by objdump; without one, false.
+# ALU or move instruction each of whose operands is a register or an
+# immediate (no memory operand, bracketed or absolute; no segment,
+# control or debug register; no jump, no prefix objdump names).  Prints
+# the instruction.  Decoded by objdump; without one, false.
 tcg_insn_cannot_gp() {
-	local off=$((16#$2)) insn op ops regs='^[%$][%$a-z0-9x,-]*$'
+	local off=$((16#$2)) insn op ops
+	local opnd='(%[a-z][a-z0-9]*|[$]0x[0-9a-f]+)'
+	local alu='^(add|adc|sub|sbb|and|or|xor|cmp|test|mov|movabs|movz[bw][wlq]|movs[bw][wlq]|movslq|inc|dec|neg|not|shl|shr|sar|rol|ror|imul)[bwlq]?$'
 	command -v objdump > /dev/null || return 1
 	insn=$(objdump -D -b binary -m i386:x86-64 --start-address=$off \
 		--stop-address=$((off + 15)) "$1" 2>/dev/null |
 		awk -F'\t' -v a="$(printf '%x:' $off)" '{ sub(/^ +/, "", $1) } $1 == a { print $3; exit }')
 	read -r op ops <<< "$insn"
-	[[ $op =~ ^(add|adc|sub|sbb|and|or|xor|cmp|test|mov|movabs|movz[bw][wlq]|movs[bw][wlq]|movslq|inc|dec|neg|not|shl|shr|sar|rol|ror|imul)[bwlq]?$ ]] ||
-		return 1
-	[[ $ops =~ $regs ]] || return 1
-	! [[ ,$ops, =~ ,%(cs|ds|es|fs|gs|ss|cr[0-9]+|db[0-9]+|dr[0-9]+), ]]
+	[[ $op =~ $alu ]] || return 1
+	[[ $ops =~ ^$opnd(,$opnd){0,2}$ ]] || return 1
+	[[ ,$ops, =~ ,%(cs|ds|es|fs|gs|ss|cr[0-9]+|db[0-9]+|dr[0-9]+), ]] && return 1
+	echo "$op $ops"
 }

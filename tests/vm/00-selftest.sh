@@ -248,18 +248,23 @@ check selftest-tcg-trap-summary "nested run ended '$last' (rc=$rc), want '2 pass
 # A user process's #GP that TCG made (tests/testbed/seen/2026-12-07-6.12-
 # user-gpf-40-default-qdisc.txt) at an instruction that raises none, in a
 # file of the selftest's own (an ELF header's first bytes, then "sub
-# $0x1,%rdx" at 0x40 and "mov %al,(%rbx,%rdx,1)" at 0x44) found through
-# PATH: it sets its script's first run aside, what that run failed with
-# it; at an instruction that can fault, in a file not found, with an
-# error code, beside a second splat or in 6.1's format, it fails.
+# $0x1,%rdx" at 0x40, "mov %al,(%rbx,%rdx,1)" at 0x44 and "movabs
+# %eax,0x8000000000000000" at 0x47) found through PATH: it sets its
+# script's first run aside, what that run failed with it; at an
+# instruction that can fault (a bracketed or an absolute memory operand),
+# in a file not found, with an error code, at an ip that does not fit the
+# offset, beside a second splat or in 6.1's format, it fails.
 if [ "$(uname -m)" != x86_64 ]; then
 	echo "SKIP selftest-tcg-user-trap: the #GP that TCG made is known on x86-64 guests only (uname -m: $(uname -m))"
 else
 mkdir -p "$dir/bin"
-{ printf '\177ELF'; head -c 60 /dev/zero; printf '\110\203\352\001\210\004\023'; } > "$dir/bin/gpbin"
+{ printf '\177ELF'; head -c 60 /dev/zero; printf '\110\203\352\001\210\004\023\243'
+  head -c 7 /dev/zero; printf '\200'; } > "$dir/bin/gpbin"
 gp='traps: python3[3072] general protection fault ip:401040 sp:7fffdd42e4f0 error:0 in'
 printf '[  491.0] %s\n' "$gp gpbin[40,401000+1000]" > "$dir/ut.log"
-sed 's/gpbin\[40,/gpbin[44,/' "$dir/ut.log" > "$dir/ut-memop.log"
+sed 's/ip:401040/ip:401044/; s/gpbin\[40,/gpbin[44,/' "$dir/ut.log" > "$dir/ut-memop.log"
+sed 's/ip:401040/ip:401047/; s/gpbin\[40,/gpbin[47,/' "$dir/ut.log" > "$dir/ut-absmem.log"
+sed 's/ip:401040/ip:401041/' "$dir/ut.log" > "$dir/ut-misfit.log"
 sed 's/gpbin\[/gpbin-none[/' "$dir/ut.log" > "$dir/ut-nofile.log"
 sed 's/error:0/error:4/' "$dir/ut.log" > "$dir/ut-error.log"
 sed 's/gpbin\[40,401000+/gpbin[401000+/' "$dir/ut.log" > "$dir/ut-fmt61.log"
@@ -268,7 +273,7 @@ sed 's/gpbin\[40,401000+/gpbin[401000+/' "$dir/ut.log" > "$dir/ut-fmt61.log"
 user_trap_rc() { PATH=$dir/bin:$PATH "$H" --tcg-trap "$1" > /dev/null; echo $?; }
 rc=$(user_trap_rc "$dir/ut.log")
 check selftest-tcg-user-trap-known "the #GP at 'sub \$0x1,%rdx' was not known for TCG's (rc=$rc)" test "$rc" = 0
-for v in memop nofile error fmt61 two; do
+for v in memop absmem nofile error misfit fmt61 two; do
 	if ! cmp -s "$dir/ut.log" "$dir/ut-$v.log"; then rc=$(user_trap_rc "$dir/ut-$v.log")
 	else rc="not changed by the test's sed"; fi
 	check selftest-tcg-user-trap-$v "the #GP variant '$v' was taken for TCG's (rc=$rc)" test "$rc" = 1
