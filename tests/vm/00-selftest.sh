@@ -249,7 +249,8 @@ check selftest-tcg-trap-summary "nested run ended '$last' (rc=$rc), want '2 pass
 # user-gpf-40-default-qdisc.txt) at an instruction that raises none, in a
 # file of the selftest's own (an ELF header's first bytes, then "sub
 # $0x1,%rdx" at 0x40, "mov %al,(%rbx,%rdx,1)" at 0x44 and "movabs
-# %eax,0x8000000000000000" at 0x47) found through PATH: it sets its
+# %eax,0x8000000000000000" at 0x47) found through PATH (a directory of
+# its own: section 4's failing dmesg is in $dir/bin): it sets its
 # script's first run aside, what that run failed with it; at an
 # instruction that can fault (a bracketed or an absolute memory operand),
 # in a file not found, with an error code, at an ip that does not fit the
@@ -257,9 +258,9 @@ check selftest-tcg-trap-summary "nested run ended '$last' (rc=$rc), want '2 pass
 if [ "$(uname -m)" != x86_64 ]; then
 	echo "SKIP selftest-tcg-user-trap: the #GP that TCG made is known on x86-64 guests only (uname -m: $(uname -m))"
 else
-mkdir -p "$dir/bin"
+mkdir -p "$dir/gp-bin"
 { printf '\177ELF'; head -c 60 /dev/zero; printf '\110\203\352\001\210\004\023\243'
-  head -c 7 /dev/zero; printf '\200'; } > "$dir/bin/gpbin"
+  head -c 7 /dev/zero; printf '\200'; } > "$dir/gp-bin/gpbin"
 gp='traps: python3[3072] general protection fault ip:401040 sp:7fffdd42e4f0 error:0 in'
 printf '[  491.0] %s\n' "$gp gpbin[40,401000+1000]" > "$dir/ut.log"
 sed 's/ip:401040/ip:401044/; s/gpbin\[40,/gpbin[44,/' "$dir/ut.log" > "$dir/ut-memop.log"
@@ -270,7 +271,7 @@ sed 's/error:0/error:4/' "$dir/ut.log" > "$dir/ut-error.log"
 sed 's/gpbin\[40,401000+/gpbin[401000+/' "$dir/ut.log" > "$dir/ut-fmt61.log"
 { cat "$dir/ut.log"; echo '[  492.0] WARNING: CPU: 0 PID: 1 at x.c:1 f+0x1/0x2'
   echo '[  492.1] ---[ end trace 0000000000000000 ]---'; } > "$dir/ut-two.log"
-user_trap_rc() { PATH=$dir/bin:$PATH "$H" --tcg-trap "$1" > /dev/null; echo $?; }
+user_trap_rc() { PATH=$dir/gp-bin:$PATH "$H" --tcg-trap "$1" > /dev/null; echo $?; }
 rc=$(user_trap_rc "$dir/ut.log")
 check selftest-tcg-user-trap-known "the #GP at 'sub \$0x1,%rdx' was not known for TCG's (rc=$rc)" test "$rc" = 0
 for v in memop absmem nofile error misfit fmt61 two; do
@@ -287,7 +288,7 @@ else
 	echo "PASS inner-user-trap-second-run"
 fi
 INNER
-out=$(PATH=$dir/bin:$PATH "$H" --results "$dir/res-user-trap" --timeout 60 "$dir/inner-user-trap.sh" 2>&1)
+out=$(PATH=$dir/gp-bin:$PATH "$H" --results "$dir/res-user-trap" --timeout 60 "$dir/inner-user-trap.sh" 2>&1)
 rc=$?
 show_nested "a user process's #GP that TCG made"
 check selftest-tcg-user-trap-rerun "the #GP did not rerun its script" \
