@@ -141,7 +141,7 @@ tcg_debug_trap() {
 # tcg_insn_cannot_gp finds in FILE, looked up by name in PATH and the
 # library directories (the guest's root is the host's, read-only: the
 # file that ran), where the trap's numbers fit it (IP in the mapping, at
-# OFFSET's place in its page, OFFSET inside the file).  Such an
+# OFFSET's place in its page, the whole mapping inside the file).  Such an
 # instruction raises no #GP on any CPU, so the fault is most likely
 # TCG's (tests/testbed/seen/2026-12-07-6.12-user-gpf-40-default-
 # qdisc.txt: "sub $0x1,%rdx" in python3.11), not proven: an IRET to user
@@ -165,10 +165,14 @@ tcg_user_trap() {
 	IFS=: read -ra dirs <<< "$PATH"
 	for d in "${dirs[@]}" /usr/lib/x86_64-linux-gnu /lib/x86_64-linux-gnu; do
 		# (an ELF file: a shim script of the same name ran nothing)
-		[ -f "$d/$file" ] && [ "$(head -c 4 "$d/$file" | tr -d '\177')" = ELF ] &&
+		[ -n "$d" ] && [ -f "$d/$file" ] && [ "$(head -c 4 "$d/$file" | tr -d '\177')" = ELF ] &&
 			{ path=$d/$file; break; }
 	done
-	[ -n "${path:-}" ] && (( 16#$off < $(stat -c %s "$path") )) || return 1
+	# the whole mapping within the file (its last page may run past
+	# the end): a file of the same name and another size is refused
+	[ -n "${path:-}" ] && (( 16#$off - (16#$ip - 16#$start) >= 0 &&
+		16#$off - (16#$ip - 16#$start) + 16#$size <= ($(stat -c %s "$path") + 4095) / 4096 * 4096 )) ||
+		return 1
 	insn=$(tcg_insn_cannot_gp "$path" "$off") || return 1
 	echo "$path+0x$off: $insn, a #GP that killed $proc"
 }

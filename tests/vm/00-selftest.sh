@@ -254,7 +254,8 @@ check selftest-tcg-trap-summary "nested run ended '$last' (rc=$rc), want '2 pass
 # script's first run aside, what that run failed with it; at an
 # instruction that can fault (a bracketed or an absolute memory operand),
 # in a file not found, with an error code, at an ip that does not fit the
-# offset, beside a second splat or in 6.1's format, it fails.
+# offset or lies outside the mapping, with a mapping longer than the file,
+# beside a second splat or in 6.1's format, it fails.
 if [ "$(uname -m)" != x86_64 ]; then
 	echo "SKIP selftest-tcg-user-trap: the #GP that TCG made is known on x86-64 guests only (uname -m: $(uname -m))"
 else
@@ -266,6 +267,8 @@ printf '[  491.0] %s\n' "$gp gpbin[40,401000+1000]" > "$dir/ut.log"
 sed 's/ip:401040/ip:401044/; s/gpbin\[40,/gpbin[44,/' "$dir/ut.log" > "$dir/ut-memop.log"
 sed 's/ip:401040/ip:401047/; s/gpbin\[40,/gpbin[47,/' "$dir/ut.log" > "$dir/ut-absmem.log"
 sed 's/ip:401040/ip:401041/' "$dir/ut.log" > "$dir/ut-misfit.log"
+sed 's/401000+1000/402000+1000/' "$dir/ut.log" > "$dir/ut-outside.log"
+sed 's/gpbin\[40,401000+1000/gpbin[40,401000+2000/' "$dir/ut.log" > "$dir/ut-toolong.log"
 sed 's/gpbin\[/gpbin-none[/' "$dir/ut.log" > "$dir/ut-nofile.log"
 sed 's/error:0/error:4/' "$dir/ut.log" > "$dir/ut-error.log"
 sed 's/gpbin\[40,401000+/gpbin[401000+/' "$dir/ut.log" > "$dir/ut-fmt61.log"
@@ -274,7 +277,7 @@ sed 's/gpbin\[40,401000+/gpbin[401000+/' "$dir/ut.log" > "$dir/ut-fmt61.log"
 user_trap_rc() { PATH=$dir/gp-bin:$PATH "$H" --tcg-trap "$1" > /dev/null; echo $?; }
 rc=$(user_trap_rc "$dir/ut.log")
 check selftest-tcg-user-trap-known "the #GP at 'sub \$0x1,%rdx' was not known for TCG's (rc=$rc)" test "$rc" = 0
-for v in memop absmem nofile error misfit fmt61 two; do
+for v in memop absmem nofile error misfit outside toolong fmt61 two; do
 	if ! cmp -s "$dir/ut.log" "$dir/ut-$v.log"; then rc=$(user_trap_rc "$dir/ut-$v.log")
 	else rc="not changed by the test's sed"; fi
 	check selftest-tcg-user-trap-$v "the #GP variant '$v' was taken for TCG's (rc=$rc)" test "$rc" = 1
