@@ -7,6 +7,12 @@
 #   harness.sh --scan [FILE]      splat scanner alone: print any kernel
 #                                 splat found in FILE (default stdin);
 #                                 exit 1 if there is one
+#   harness.sh --tcg-trap [FILE]  exit 0 if FILE's (stdin's) one splat is
+#                                 a trap that TCG made, and say which
+#   harness.sh --tcg-trap FILE FILE...
+#                                 the same for each, as "STATUS FILE"
+#                                 lines (one process: under TCG each
+#                                 start of this script costs a second)
 #
 # Protocol for a test script (shell or python3, run from the repo root):
 #   - print one line per case, at the start of the line:
@@ -179,9 +185,20 @@ tcg_user_trap() {
 
 if [ "${1:-}" = --tcg-trap ]; then
 	shift
-	whole=$(if [ $# -gt 0 ]; then splat_scan 1000 < "$1"; else splat_scan 1000; fi)
-	tcg_debug_trap "$whole" || tcg_user_trap "$whole"
-	exit
+	if [ $# -le 1 ]; then
+		whole=$(if [ $# = 1 ]; then splat_scan 1000 < "$1"; else splat_scan 1000; fi)
+		tcg_debug_trap "$whole" || tcg_user_trap "$whole"
+		exit
+	fi
+	for f in "$@"; do
+		whole=$(splat_scan 1000 < "$f")
+		if tcg_debug_trap "$whole" > /dev/null || tcg_user_trap "$whole" > /dev/null; then
+			echo "0 $f"
+		else
+			echo "1 $f"
+		fi
+	done
+	exit 0
 fi
 if [ "${1:-}" = --scan ]; then
 	shift
