@@ -181,6 +181,19 @@ tools_done() {
 		say_fail "FAIL testbed-int3-loop: ${bad#; } (${fx#"$REPO"/}, $blocks cases)"
 		F=$((F + 1))
 	fi
+	# the harness's judgement of the traps that TCG makes, on files: a
+	# second here, one to two an excerpt in a TCG guest
+	local tdir tlog=$LOGDIR/tcg-trap-cases.log
+	tdir=$(mktemp -d)
+	"$TB_DIR/tcg-trap-cases.sh" "$tdir" > "$tlog" 2>&1
+	rm -rf "$tdir"
+	GROUP_LOGS+=("$tlog")
+	grep -E '^(PASS|FAIL|SKIP) ' "$tlog"; count "$tlog"
+	if ! grep -qE '^[0-9]+ passed, [0-9]+ failed' "$tlog"; then
+		tail -n 5 "$tlog" | sed 's/^/    /'
+		say_fail "FAIL testbed-tcg-trap-cases: tests/testbed/tcg-trap-cases.sh printed no summary (log: ${tlog#"$REPO"/})"
+		F=$((F + 1))
+	fi
 	finish_group setup $(( $(now) - t0 ))
 }
 
