@@ -185,18 +185,16 @@ tcg_user_trap() {
 
 if [ "${1:-}" = --tcg-trap ]; then
 	shift
-	if [ $# -le 1 ]; then
-		whole=$(if [ $# = 1 ]; then splat_scan 1000 < "$1"; else splat_scan 1000; fi)
-		tcg_debug_trap "$whole" || tcg_user_trap "$whole"
-		exit
-	fi
+	[ $# -gt 0 ] || set -- /dev/stdin
 	for f in "$@"; do
 		whole=$(splat_scan 1000 < "$f")
-		if tcg_debug_trap "$whole" > /dev/null || tcg_user_trap "$whole" > /dev/null; then
-			echo "0 $f"
-		else
-			echo "1 $f"
+		what=$(tcg_debug_trap "$whole" || tcg_user_trap "$whole")
+		rc=$?
+		if [ $# = 1 ]; then
+			[ -z "$what" ] || echo "$what"
+			exit $rc
 		fi
+		echo "$rc $f"
 	done
 	exit 0
 fi
