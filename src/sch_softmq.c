@@ -897,7 +897,10 @@ static noinline struct sk_buff *softmq_codel_dequeue(struct Qdisc *sch,
  * Consumer: ring @idx of @band was found empty.  Retire it (idle and
  * unmarked, new again with a full quantum when it wakes), unless a push in
  * flight keeps it marked.  A retry run's lap may have retired a new ring
- * already: it is counted out of known_rings once.
+ * already: it is counted out of known_rings once.  A retired ring is no
+ * longer the new flow in service: the lap of a rescan after MISSED, which
+ * has no sparse-flow pass, may be the one that retires it, and a new_idx
+ * left on it would have the next pass serve an unmarked ring.
  */
 static __always_inline bool softmq_ring_idle(struct softmq_sched_data *q,
 					     struct softmq_table *t,
@@ -910,6 +913,8 @@ static __always_inline bool softmq_ring_idle(struct softmq_sched_data *q,
 	WRITE_ONCE(ring->deficit, READ_ONCE(q->cfg.quantum));
 	if (__test_and_clear_bit(idx, t->known[band]))
 		t->known_rings[band]--;
+	if (t->new_idx[band] == idx)
+		WRITE_ONCE(t->new_idx[band], t->nr_rings);
 	return true;
 }
 
@@ -951,8 +956,6 @@ static __always_inline void softmq_ring_drained(struct softmq_sched_data *q,
 					t->nr_rings, idx))
 		return;
 	if (softmq_ring_idle(q, t, band, idx, ring)) {
-		if (t->new_idx[band] == idx)
-			WRITE_ONCE(t->new_idx[band], t->nr_rings);
 		flow->drained_at = q->dequeues;
 		return;
 	}
@@ -2137,9 +2140,12 @@ static void softmq_reset(struct Qdisc *sch)
 	 * A push that landed behind the purge (another TX queue of a shared
 	 * root still sending while ethtool -L resets this one) left its ring
 	 * marked, and the core clears MISSED after reset without running us:
-	 * run again for it, or its flow's next packets would bypass it.  Only
-	 * a NOLOCK qdisc is a device queue's own; under a parent the parent
-	 * runs us.
+	 * run again for it, or it would wait for the next transmit.  It may
+	 * still be overtaken once: qdisc_reset_all_tx_gt() clears DRAINING
+	 * too before it lets the seqlock go, so until our run the qdisc looks
+	 * empty and its flow's next packet may take the bypass (nothing we set
+	 * here survives that clear).  Only a NOLOCK qdisc is a device queue's
+	 * own; under a parent the parent runs us.
 	 */
 	if ((sch->flags & TCQ_F_NOLOCK) &&
 	    softmq_hinted(READ_ONCE(t->band_hints)))
